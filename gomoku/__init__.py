@@ -1,0 +1,8 @@
+"""gomoku-zero: the game, the players, and the wiring of search and nets into training.
+
+Importing this package imports neither torch nor pygame.
+"""
+
+from gomoku.board import Board, IllegalMoveError
+
+__all__ = ["Board", "IllegalMoveError"]

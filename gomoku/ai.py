@@ -1,0 +1,121 @@
+"""The search-based players: pure MCTS and the AlphaZero player (net-guided MCTS).
+
+Both run the same array-based search from ``mcts``; they differ only in the evaluator.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from gomoku.board import Board
+from gomoku.players import Player
+from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult
+
+PURE_C_PUCT = 5.0
+
+
+class SearchPlayer(Player):
+    """Plays the most visited move of a search; keeps the tree between moves when configured to.
+
+    ``seconds`` (optional) caps the thinking time per move: the search then stops at the end of
+    the first round of ``ROUND_PLAYOUTS`` playouts that ends after the time is up (or after
+    ``n_playout`` playouts, whichever comes first).
+    """
+
+    ROUND_PLAYOUTS = 50
+
+    def __init__(self, name: str, make_evaluator, config: SearchConfig, seed: int | None = None,
+                 seconds: float | None = None):
+        self.name = name
+        self.config = config
+        self.seed = seed
+        self.seconds = seconds
+        self._make_evaluator = make_evaluator
+        self._search: BatchedMCTS | None = None
+        self._shape: tuple[int, int, int] | None = None
+        self.last_result: SearchResult | None = None
+
+    def reset(self) -> None:
+        if self._search is not None:
+            self._search.reset()
+
+    def _searcher(self, board: Board) -> BatchedMCTS:
+        shape = (board.width, board.height, board.n_in_row)
+        if self._search is None or self._shape != shape:
+            rng = np.random.default_rng(self.seed)
+            self._search = BatchedMCTS(self._make_evaluator(board, rng), *shape, config=self.config, rng=rng)
+            self._shape = shape
+        return self._search
+
+    def analyse(self, board: Board, on_progress: Callable[[SearchResult], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> SearchResult:
+        """Search the position and return the statistics (the board is not changed).
+
+        With a time limit, a progress callback or a stop check, the search runs in rounds of
+        ``ROUND_PLAYOUTS`` playouts: ``on_progress`` sees the statistics after each round, and
+        the search ends early once ``should_stop()`` is true or the time is up. Rounds add up to
+        the same search as one call (the tree is kept between the rounds of one move).
+        """
+        search = self._searcher(board)
+        if self.seconds is None and on_progress is None and should_stop is None:
+            result = search.search([board])[0]
+        else:
+            deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+            if not self.config.reuse_tree:
+                search.reset()
+            done = 0
+            while done < self.config.n_playout:
+                step = min(self.ROUND_PLAYOUTS, self.config.n_playout - done)
+                result = search.search([board], n_playout=step, keep_tree=True)[0]
+                done += step
+                if on_progress is not None:
+                    on_progress(result)
+                if (should_stop is not None and should_stop()) or (
+                        deadline is not None and time.perf_counter() >= deadline):
+                    break
+            result.playouts = done
+        self.last_result = result
+        return result
+
+    def get_action(self, board: Board) -> int:
+        return self.analyse(board).best_move()
+
+
+class PureMCTSPlayer(SearchPlayer):
+    """The classic pure MCTS: uniform priors, random rollouts, c_puct 5, a fresh tree every move."""
+
+    def __init__(self, n_playout: int = 1000, c_puct: float = PURE_C_PUCT, seed: int | None = None,
+                 seconds: float | None = None):
+        config = SearchConfig(n_playout=n_playout, c_puct=c_puct, reuse_tree=False)
+        super().__init__(f"pure:{n_playout}", self._rollouts, config, seed, seconds)
+
+    @staticmethod
+    def _rollouts(board: Board, rng: np.random.Generator) -> RolloutEvaluator:
+        return RolloutEvaluator(board.width, board.height, board.n_in_row, rng)
+
+
+class AlphaZeroPlayer(SearchPlayer):
+    """Net-guided PUCT search, no noise, most visited move, the tree reused between moves."""
+
+    def __init__(self, evaluator, n_playout: int = 400, c_puct: float = 5.0, seed: int | None = None,
+                 seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None):
+        config = SearchConfig(n_playout=n_playout, c_puct=c_puct, noise=False, reuse_tree=True,
+                              leaves_per_step=leaves_per_step)
+        self.evaluator = evaluator
+        super().__init__(name or f"az:{n_playout}", lambda board, rng: evaluator, config, seed, seconds)
+
+    @classmethod
+    def from_checkpoint(cls, path: str, n_playout: int = 400, seed: int | None = None,
+                        device: str | None = None, **kwargs) -> "AlphaZeroPlayer":
+        """Load a model or training checkpoint (torch is imported only here)."""
+        from nets import NetEvaluator, default_device, load_net
+
+        net = load_net(path)
+        player = cls(NetEvaluator(net, device or default_device()), n_playout=n_playout, seed=seed,
+                     name=f"az:{path}:{n_playout}", **kwargs)
+        player.net_config = net.config
+        return player

@@ -1,0 +1,192 @@
+"""Games and matches between players, with scores and confidence intervals.
+
+``play_game`` plays one game and returns a GameRecord; ``play_match`` plays several with colours
+alternating and returns a MatchResult; ``evaluate`` builds players from spec strings with seeds
+derived from one seed, which is what ``scripts/evaluate.py`` runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from gomoku.board import DRAW, Board, IllegalMoveError
+from gomoku.players import Player, make_player
+
+log = logging.getLogger(__name__)
+
+Z_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
+NAME_WIDTH = 24  # column width for player names in tables
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game. ``players`` = (name of the player with stones 1, name with stones 2)."""
+
+    moves: tuple[int, ...]
+    winner: int  # 1 or 2, or -1 (DRAW)
+    start_player: int
+    width: int
+    height: int
+    n_in_row: int
+    players: tuple[str, str]
+
+    def board(self) -> Board:
+        """The final position, replayed from the moves."""
+        return Board.from_moves(self.moves, self.width, self.height, self.n_in_row, self.start_player)
+
+
+def player_name(player: Player) -> str:
+    return getattr(player, "name", type(player).__name__)
+
+
+def play_game(player1: Player, player2: Player, board: Board | None = None,
+              start_player: int | None = None) -> GameRecord:
+    """Play a game: ``player1`` has the stones of id 1, ``player2`` those of id 2.
+
+    ``board`` is the start position (default: an empty 9x9 board, five in a row); it is copied, not
+    changed. ``start_player`` says who moves first on a new board (default 1); with a given board it
+    must match the board's own ``start_player`` when given. Both players are reset first. Raises
+    IllegalMoveError naming the player when one returns an illegal move.
+    """
+    if board is None:
+        board = Board(start_player=1 if start_player is None else start_player)
+    else:
+        if start_player is not None and start_player != board.start_player:
+            raise ValueError(f"start_player={start_player} but the board starts with {board.start_player}")
+        board = board.copy()
+    players = {1: player1, 2: player2}
+    for player in players.values():
+        if hasattr(player, "reset"):
+            player.reset()
+    while not board.game_end()[0]:
+        stone = board.current_player
+        player = players[stone]
+        move = player.get_action(board.copy())
+        try:
+            board.do_move(move)
+        except IllegalMoveError as error:
+            raise IllegalMoveError(
+                f"player {player_name(player)!r} (stones {stone}) returned illegal move {move!r}: {error}"
+            ) from error
+    winner = board.game_end()[1]
+    record = GameRecord(tuple(board.moves), winner, board.start_player, board.width, board.height,
+                        board.n_in_row, (player_name(player1), player_name(player2)))
+    log.debug("game over after %d moves, winner %s (%s vs %s)", len(record.moves), winner, *record.players)
+    return record
+
+
+def wilson_interval(score: float, games: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval for a success rate ``score`` over ``games`` trials (draws as half wins)."""
+    if games <= 0:
+        return 0.0, 1.0
+    z2_n = z * z / games
+    centre = (score + z2_n / 2) / (1 + z2_n)
+    half = z / (1 + z2_n) * math.sqrt(score * (1 - score) / games + z2_n / (4 * games))
+    # The interval always holds the score; min/max only guard against rounding.
+    return max(0.0, min(score, centre - half)), min(1.0, max(score, centre + half))
+
+
+@dataclass
+class MatchResult:
+    """A match from ``player``'s point of view."""
+
+    player: str
+    opponent: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    records: list[GameRecord] = field(default_factory=list, repr=False)
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """(wins + draws / 2) / games; 0.0 before any game."""
+        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.score, self.games)
+
+    def format_row(self) -> str:
+        low, high = self.ci95
+        return (f"{self.opponent:<{NAME_WIDTH}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
+                f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]")
+
+    def to_dict(self) -> dict:
+        low, high = self.ci95
+        return {"player": self.player, "opponent": self.opponent, "games": self.games,
+                "wins": self.wins, "draws": self.draws, "losses": self.losses,
+                "score": self.score, "ci95": [low, high]}
+
+
+TABLE_HEADER = f"{'opponent':<{NAME_WIDTH}} {'+W =D -L':>14} {'score':>6}   95% CI"
+
+
+def format_table(results: Sequence[MatchResult]) -> str:
+    """A table with one row per match (player named in the title line)."""
+    players = sorted({r.player for r in results})
+    title = f"player: {', '.join(players)}"
+    return "\n".join([title, TABLE_HEADER, *(r.format_row() for r in results)])
+
+
+def play_match(player: Player, opponent: Player, games: int, width: int = 9, height: int = 9,
+               n_in_row: int = 5, progress: bool = False,
+               on_game: Callable[[int, GameRecord], None] | None = None) -> MatchResult:
+    """Play ``games`` games, colours alternating: even games ``player`` moves first (black, stones 1),
+    odd games ``opponent`` does. ``on_game(index, record)`` is called after each game."""
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    result = MatchResult(player_name(player), player_name(opponent))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=games, desc=f"{result.player} vs {result.opponent}", unit="game")
+    try:
+        for index in range(games):
+            player_first = index % 2 == 0
+            first, second = (player, opponent) if player_first else (opponent, player)
+            record = play_game(first, second, Board(width, height, n_in_row, start_player=1))
+            own_stone = 1 if player_first else 2
+            if record.winner == DRAW:
+                result.draws += 1
+            elif record.winner == own_stone:
+                result.wins += 1
+            else:
+                result.losses += 1
+            result.records.append(record)
+            if on_game is not None:
+                on_game(index, record)
+            if bar is not None:
+                bar.set_postfix_str(f"+{result.wins} ={result.draws} -{result.losses}")
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    log.info("%s vs %s: +%d =%d -%d", result.player, result.opponent, result.wins, result.draws, result.losses)
+    return result
+
+
+def derive_seeds(seed: int | None, count: int) -> list[int | None]:
+    """``count`` independent seeds from one (all None when ``seed`` is None)."""
+    if seed is None:
+        return [None] * count
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
+
+
+def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
+             width: int = 9, height: int = 9, n_in_row: int = 5, progress: bool = False) -> list[MatchResult]:
+    """One match of ``player_spec`` against each opponent spec; fresh players with derived seeds."""
+    seeds = derive_seeds(seed, 2 * len(opponent_specs))
+    # Build every player before the first game, so that a bad spec fails at once.
+    pairs = [(make_player(player_spec, seed=seeds[2 * index]), make_player(spec, seed=seeds[2 * index + 1]))
+             for index, spec in enumerate(opponent_specs)]
+    return [play_match(player, opponent, games, width, height, n_in_row, progress=progress)
+            for player, opponent in pairs]

@@ -1,0 +1,132 @@
+"""Speed figures of the hot paths (what ``scripts/bench.py`` prints and saves as JSON).
+
+Every figure is the median of ``repeats`` runs on 9x9 / five in a row with an untrained default
+net. Torch runs single-threaded except in the self-play figure, which runs self-play the way the
+TrainPipeline does by default on this machine (one worker process per core).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
+from gomoku.board import Board
+from gomoku.config import Config
+from gomoku.pipeline import resolve_workers
+from gomoku.selfplay import SelfPlayRunner, WorkerPool
+from nets import NetConfig, NetEvaluator, Trainer, build_net
+
+# The classic AlphaZero-Gomoku on a 2-core CPU with torch 2.13 (shared/REFERENCE.md).
+CLASSIC = {"pure_mcts_playouts_per_s": 300.0, "az_mcts_playouts_per_s": 1300.0, "selfplay_positions_per_s": 3.2}
+
+
+@dataclass
+class BenchSettings:
+    repeats: int = 3
+    pure_playouts: int = 1000
+    az_playouts: int = 400
+    selfplay_games: int = 4  # finished games per worker and run (with parallel_games in flight)
+    device: str = "cpu"
+
+
+def _median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_pure(s: BenchSettings) -> float:
+    player = PureMCTSPlayer(n_playout=s.pure_playouts, seed=0)
+    return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
+
+
+def bench_az(s: BenchSettings) -> float:
+    evaluator = NetEvaluator(build_net(NetConfig()), s.device)
+
+    def one_move():
+        AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0).get_action(Board())
+
+    return s.az_playouts / _median_time(one_move, s.repeats)
+
+
+def bench_net(s: BenchSettings, batch: int = 256) -> float:
+    evaluator = NetEvaluator(build_net(NetConfig()), s.device, chunk=0)
+    planes = np.random.default_rng(0).integers(0, 2, (batch, 4, 9, 9)).astype(np.float32)
+    legal = np.ones((batch, 81), dtype=bool)
+    evaluator.evaluate_batch(planes, legal)
+    return batch / _median_time(lambda: evaluator.evaluate_batch(planes, legal), s.repeats)
+
+
+def bench_train_step(s: BenchSettings, batch: int = 512) -> float:
+    trainer = Trainer(build_net(NetConfig()), lr=2e-3, device=s.device)
+    rng = np.random.default_rng(0)
+    states = rng.integers(0, 2, (batch, 4, 9, 9)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(81), batch).astype(np.float32)
+    outcomes = rng.choice([-1.0, 1.0], batch).astype(np.float32)
+    trainer.train_step(states, probs, outcomes, 2e-3)
+    return _median_time(lambda: trainer.train_step(states, probs, outcomes, 2e-3), s.repeats)
+
+
+def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
+    """Self-play positions (moves) per second, as the pipeline plays it by default."""
+    config = config or Config()
+    workers = resolve_workers(config.selfplay.workers)
+    weights = {k: v for k, v in build_net(NetConfig()).state_dict().items()}
+    runs = []
+    if workers > 1:
+        pool = WorkerPool(workers, config.to_dict())
+        try:
+            pool.run([("selfplay", weights, 1, i) for i in range(workers)])  # warm up (spawn, imports)
+            for r in range(s.repeats):
+                start = time.perf_counter()
+                tasks = [("selfplay", weights, s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
+                moves = sum(m for _, m in pool.run(tasks))
+                runs.append((moves, time.perf_counter() - start))
+        finally:
+            pool.close()
+    else:
+        runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, config.search,
+                                config.selfplay.parallel_games, np.random.default_rng(0))
+        for _ in range(s.repeats):
+            before, start = runner.moves_played, time.perf_counter()
+            runner.play(s.selfplay_games)
+            runs.append((runner.moves_played - before, time.perf_counter() - start))
+    rates = [moves / seconds for moves, seconds in runs]
+    positions = statistics.median(rates)
+    return {"selfplay_positions_per_s": positions,
+            "selfplay_playouts_per_s": positions * config.search.n_playout,
+            "selfplay_workers": workers, "selfplay_parallel_games": config.selfplay.parallel_games,
+            "selfplay_moves_measured": [m for m, _ in runs]}
+
+
+def machine() -> dict:
+    return {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(),
+            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+            "torch": torch.__version__, "python": platform.python_version()}
+
+
+def run_all(s: BenchSettings, log=print) -> dict:
+    torch.set_num_threads(1)
+    results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
+    steps = [("pure_mcts_playouts_per_s", bench_pure), ("az_mcts_playouts_per_s", bench_az),
+             ("net_positions_per_s_b256", bench_net), ("train_step_s", bench_train_step)]
+    for key, fn in steps:
+        results[key] = fn(s)
+        log(f"{key:28s} {results[key]:12.4g}")
+    results.update(bench_selfplay(s))
+    log(f"{'selfplay_positions_per_s':28s} {results['selfplay_positions_per_s']:12.4g}")
+    log(f"{'selfplay_playouts_per_s':28s} {results['selfplay_playouts_per_s']:12.4g}")
+    results["speedup_vs_classic"] = {k: results[k] / v for k, v in CLASSIC.items()}
+    for key, ratio in results["speedup_vs_classic"].items():
+        log(f"{key:28s} {ratio:10.1f}x the classic")
+    return results

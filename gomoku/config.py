@@ -1,0 +1,210 @@
+"""Run configuration: dataclasses loaded from YAML, strict about keys, types and ranges.
+
+``load_config(path, overrides=["search.n_playout=200", ...])`` returns a ``Config``; an unknown
+key, a value of the wrong type or out of range raises ``ConfigError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import yaml
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _check(condition: bool, key: str, message: str) -> None:
+    if not condition:
+        raise ConfigError(f"{key}: {message}")
+
+
+@dataclass
+class BoardConfig:
+    width: int = 9
+    height: int = 9
+    n_in_row: int = 5
+
+    def validate(self, prefix: str) -> None:
+        for name in ("width", "height", "n_in_row"):
+            _check(getattr(self, name) >= 1, f"{prefix}.{name}", "must be >= 1")
+        _check(self.n_in_row <= max(self.width, self.height), f"{prefix}.n_in_row", "does not fit the board")
+
+
+@dataclass
+class NetSection:
+    arch: str = "conv3"  # conv3 (the classic 3-conv net) or resnet
+    channels: int = 64  # resnet only
+    blocks: int = 4  # resnet only
+
+    def validate(self, prefix: str) -> None:
+        _check(self.arch in ("conv3", "resnet"), f"{prefix}.arch", "must be conv3 or resnet")
+        _check(self.channels >= 1 and self.blocks >= 1, prefix, "channels and blocks must be >= 1")
+
+
+@dataclass
+class SearchSection:
+    n_playout: int = 400
+    c_puct: float = 5.0
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    temperature: float = 1.0  # for the first temperature_moves moves of a self-play game
+    temperature_moves: int = 12  # after these, the most visited move is played
+    leaves_per_step: int = 1  # > 1: several leaves per tree per network call (virtual loss)
+
+    def validate(self, prefix: str) -> None:
+        _check(self.n_playout >= 2, f"{prefix}.n_playout", "must be >= 2")
+        _check(self.c_puct > 0, f"{prefix}.c_puct", "must be > 0")
+        _check(self.dirichlet_alpha > 0, f"{prefix}.dirichlet_alpha", "must be > 0")
+        _check(0 <= self.dirichlet_epsilon <= 1, f"{prefix}.dirichlet_epsilon", "must be in [0, 1]")
+        _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
+        _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
+        _check(self.leaves_per_step >= 1, f"{prefix}.leaves_per_step", "must be >= 1")
+
+
+@dataclass
+class SelfPlaySection:
+    workers: int = 0  # processes playing self-play games; 0 = one per CPU core, 1 = in this process
+    parallel_games: int = 16  # games each worker advances together (their leaves form one batch)
+    games_per_iteration: int = 16  # finished games collected before each round of training
+
+    def validate(self, prefix: str) -> None:
+        _check(self.workers >= 0, f"{prefix}.workers", "must be >= 0")
+        _check(self.parallel_games >= 1, f"{prefix}.parallel_games", "must be >= 1")
+        _check(self.games_per_iteration >= 1, f"{prefix}.games_per_iteration", "must be >= 1")
+
+
+@dataclass
+class TrainSection:
+    lr: float = 2e-3
+    batch_size: int = 512
+    epochs: int = 5
+    kl_targ: float = 0.02
+    buffer_size: int = 10000  # positions, after 8-fold augmentation
+    updates_per_game: float = 1.0  # KL-adaptive updates per self-play game (the classic: 1)
+    game_batch_num: int = 1500  # self-play games in the whole run
+    torch_threads: int = 0  # threads for training in the main process; 0 = torch's default
+
+    def validate(self, prefix: str) -> None:
+        _check(self.lr > 0, f"{prefix}.lr", "must be > 0")
+        _check(self.batch_size >= 1, f"{prefix}.batch_size", "must be >= 1")
+        _check(self.epochs >= 1, f"{prefix}.epochs", "must be >= 1")
+        _check(self.kl_targ > 0, f"{prefix}.kl_targ", "must be > 0")
+        _check(self.buffer_size >= self.batch_size, f"{prefix}.buffer_size", "must be >= batch_size")
+        _check(self.updates_per_game >= 0, f"{prefix}.updates_per_game", "must be >= 0")
+        _check(self.game_batch_num >= 1, f"{prefix}.game_batch_num", "must be >= 1")
+        _check(self.torch_threads >= 0, f"{prefix}.torch_threads", "must be >= 0")
+
+
+@dataclass
+class EvalSection:
+    check_freq: int = 50  # evaluate every this many self-play games
+    games: int = 10
+    n_playout: int = 400  # the model's playouts in evaluation games
+    pure_playouts: int = 1000  # the pure MCTS opponent's playouts at the start
+    pure_step: int = 1000  # added each time the best model wins every game
+    pure_cap: int = 5000
+
+    def validate(self, prefix: str) -> None:
+        for name in ("check_freq", "games", "n_playout", "pure_playouts", "pure_step", "pure_cap"):
+            _check(getattr(self, name) >= 1, f"{prefix}.{name}", "must be >= 1")
+        _check(self.pure_cap >= self.pure_playouts, f"{prefix}.pure_cap", "must be >= pure_playouts")
+
+
+@dataclass
+class Config:
+    seed: int = 0
+    board: BoardConfig = field(default_factory=BoardConfig)
+    net: NetSection = field(default_factory=NetSection)
+    search: SearchSection = field(default_factory=SearchSection)
+    selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
+    train: TrainSection = field(default_factory=TrainSection)
+    eval: EvalSection = field(default_factory=EvalSection)
+
+    def validate(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if dataclasses.is_dataclass(value):
+                value.validate(f.name)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _convert(value: Any, expected: type, key: str) -> Any:
+    if expected is bool:
+        _check(isinstance(value, bool), key, f"expected true/false, got {value!r}")
+        return value
+    if expected is int:
+        _check(isinstance(value, int) and not isinstance(value, bool), key, f"expected an integer, got {value!r}")
+        return value
+    if expected is float:
+        if isinstance(value, str):  # YAML 1.1 reads 1e-3 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        _check(isinstance(value, (int, float)) and not isinstance(value, bool), key,
+               f"expected a number, got {value!r}")
+        return float(value)
+    if expected is str:
+        _check(isinstance(value, str), key, f"expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported type {expected}")
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    _check(isinstance(data, dict), prefix or "config", f"expected a mapping, got {type(data).__name__}")
+    hints = get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        where = f"{prefix}." if prefix else ""
+        raise ConfigError(f"unknown key {where}{unknown[0]} (valid keys: {', '.join(sorted(names))})")
+    kwargs = {}
+    for name, value in data.items():
+        key = f"{prefix}.{name}" if prefix else name
+        expected = hints[name]
+        kwargs[name] = _build(expected, value, key) if dataclasses.is_dataclass(expected) else _convert(
+            value, expected, key)
+    return cls(**kwargs)
+
+
+def config_from_dict(data: dict) -> Config:
+    config = _build(Config, data or {}, "")
+    config.validate()
+    return config
+
+
+def apply_override(data: dict, override: str) -> None:
+    """``section.key=value`` (value parsed as YAML) into a nested dict."""
+    if "=" not in override:
+        raise ConfigError(f"override {override!r} is not of the form section.key=value")
+    key, raw = override.split("=", 1)
+    parts = key.strip().split(".")
+    target = data
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+        if not isinstance(target, dict):
+            raise ConfigError(f"override {override!r}: {part} is not a section")
+    target[parts[-1]] = yaml.safe_load(raw)
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
+    data: dict = {}
+    if path is not None:
+        text = Path(path).read_text()
+        data = yaml.safe_load(text) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping at the top level")
+    for override in overrides or []:
+        apply_override(data, override)
+    return config_from_dict(data)
+
+
+def save_config(config: Config, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))

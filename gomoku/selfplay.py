@@ -1,0 +1,214 @@
+"""Self-play: many games advanced together, their leaves batched, optionally across processes.
+
+``SelfPlayRunner`` keeps ``parallel_games`` games going in one process: each step runs one
+batched search over all of them (one network call per playout for the whole batch) and plays a
+move in each. Finished games come back as ``SelfPlayGame`` with a training sample per position;
+games still running are kept for the next call.
+
+``WorkerPool`` runs one runner per process (``spawn``, one torch thread each) and also plays the
+evaluation games of the pipeline, so both use every core.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import queue
+import signal
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from gomoku.board import DRAW, Board
+from gomoku.config import BoardConfig, SearchSection
+from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
+
+log = logging.getLogger(__name__)
+
+GREEDY = 0.0  # temperature meaning "play the most visited move"
+
+
+@dataclass
+class SelfPlayGame:
+    moves: list[int]
+    winner: int  # 1, 2 or -1 (draw)
+    states: np.ndarray  # float32 [T, 4, H, W], the position before each move
+    probs: np.ndarray  # float32 [T, H*W], the search's visit distribution there
+    outcomes: np.ndarray  # float32 [T], +1 / -1 / 0 for the player to move there
+
+
+def search_config(search: SearchSection, noise: bool) -> SearchConfig:
+    return SearchConfig(n_playout=search.n_playout, c_puct=search.c_puct,
+                        dirichlet_alpha=search.dirichlet_alpha, dirichlet_epsilon=search.dirichlet_epsilon,
+                        noise=noise, reuse_tree=True, leaves_per_step=search.leaves_per_step)
+
+
+class SelfPlayRunner:
+    def __init__(self, evaluator: Evaluator, board: BoardConfig, search: SearchSection,
+                 parallel_games: int, rng: np.random.Generator):
+        self.board_config = board
+        self.search_section = search
+        self.rng = rng
+        self.search = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
+                                  search_config(search, noise=True), n_trees=parallel_games, rng=rng)
+        self.boards = [self._new_board() for _ in range(parallel_games)]
+        self.samples: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(parallel_games)]
+        self.moves_played = 0  # moves made in all games, finished or not (for speed figures)
+
+    def _new_board(self) -> Board:
+        b = self.board_config
+        return Board(b.width, b.height, b.n_in_row)
+
+    def set_rng(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.search.rng = rng
+
+    def play(self, min_games: int, on_game: Callable[[SelfPlayGame], None] | None = None) -> list[SelfPlayGame]:
+        """Advance all games until at least ``min_games`` have finished; return the finished ones."""
+        finished: list[SelfPlayGame] = []
+        while len(finished) < min_games:
+            results = self.search.search(self.boards)
+            for i, (board, result) in enumerate(zip(self.boards, results)):
+                target = result.policy(1.0)
+                early = len(board.moves) < self.search_section.temperature_moves
+                move_probs = visit_policy(result.visits, self.search_section.temperature if early else GREEDY)
+                move = int(self.rng.choice(len(move_probs), p=move_probs))
+                self.samples[i].append((board.current_state(), target.astype(np.float32), board.current_player))
+                board.do_move(move)
+                self.moves_played += 1
+                ended, winner = board.game_end()
+                if ended:
+                    game = self._finish(i, winner)
+                    finished.append(game)
+                    if on_game is not None:
+                        on_game(game)
+        return finished
+
+    def _finish(self, i: int, winner: int) -> SelfPlayGame:
+        samples, board = self.samples[i], self.boards[i]
+        players = np.array([player for _, _, player in samples])
+        outcomes = np.zeros(len(samples), dtype=np.float32)
+        if winner != DRAW:
+            outcomes[:] = np.where(players == winner, 1.0, -1.0)
+        game = SelfPlayGame(moves=list(board.moves), winner=winner,
+                            states=np.stack([s for s, _, _ in samples]),
+                            probs=np.stack([p for _, p, _ in samples]), outcomes=outcomes)
+        self.boards[i] = self._new_board()
+        self.samples[i] = []
+        self.search.reset(i)
+        return game
+
+
+# ---------------------------------------------------------------------------- processes
+def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp.Queue) -> None:
+    """Serve self-play and evaluation tasks until told to stop (runs in a child process)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    import torch
+
+    from gomoku.config import config_from_dict
+    from nets import NetConfig, NetEvaluator, build_net
+
+    torch.set_num_threads(1)
+    config = config_from_dict(config_dict)
+    b = config.board
+    net = build_net(NetConfig(b.width, b.height, config.net.arch, config.net.channels, config.net.blocks))
+    evaluator = NetEvaluator(net, "cpu")
+    runner = SelfPlayRunner(evaluator, b, config.search, config.selfplay.parallel_games,
+                            np.random.default_rng(worker_id))
+    while True:
+        task = tasks.get()
+        kind = task[0]
+        if kind == "stop":
+            return
+        try:
+            if kind == "selfplay":
+                _, weights, min_games, seed = task
+                evaluator.load_state_dict(weights)
+                runner.set_rng(np.random.default_rng(seed))
+                before = runner.moves_played
+                games = runner.play(min_games, on_game=lambda g: results.put(("progress", worker_id, 1)))
+                results.put(("selfplay", worker_id, (games, runner.moves_played - before)))
+            elif kind == "eval":
+                _, weights, games, pure_playouts, seed = task
+                evaluator.load_state_dict(weights)
+                outcomes = play_eval_games(evaluator, config, games, pure_playouts, seed,
+                                           on_game=lambda: results.put(("progress", worker_id, 1)))
+                results.put(("eval", worker_id, outcomes))
+        except Exception as error:  # report, keep serving
+            log.exception("worker %d failed", worker_id)
+            results.put(("error", worker_id, repr(error)))
+
+
+def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], pure_playouts: int,
+                    seed: int, on_game: Callable[[], None] | None = None) -> list[tuple[int, int]]:
+    """Play the model (no noise, greedy) against pure MCTS; game ``i`` even: the model moves first.
+
+    Returns (game index, result for the model: 1 win, 0 draw, -1 loss) per game.
+    """
+    from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
+    from gomoku.arena import play_game
+
+    b = config.board
+    out = []
+    for index in game_indices:
+        model = AlphaZeroPlayer(evaluator, n_playout=config.eval.n_playout, c_puct=config.search.c_puct,
+                                seed=seed + 2 * index)
+        pure = PureMCTSPlayer(n_playout=pure_playouts, seed=seed + 2 * index + 1)
+        model_first = index % 2 == 0
+        first, second = (model, pure) if model_first else (pure, model)
+        record = play_game(first, second, Board(b.width, b.height, b.n_in_row))
+        model_id = 1 if model_first else 2
+        out.append((index, 0 if record.winner == DRAW else (1 if record.winner == model_id else -1)))
+        if on_game is not None:
+            on_game()
+    return out
+
+
+class WorkerPool:
+    """``n`` self-play processes fed through one task queue each and one shared result queue."""
+
+    def __init__(self, n: int, config_dict: dict):
+        ctx = mp.get_context("spawn")
+        self.results = ctx.Queue()
+        self.tasks = [ctx.Queue() for _ in range(n)]
+        self.processes = [ctx.Process(target=_worker_main, args=(i, config_dict, self.tasks[i], self.results),
+                                      daemon=True) for i in range(n)]
+        for process in self.processes:
+            process.start()
+
+    def __len__(self) -> int:
+        return len(self.processes)
+
+    def run(self, tasks: list[tuple], on_progress: Callable[[int], None] | None = None) -> list:
+        """Send task i to worker i; return the workers' answers in worker order."""
+        for i, task in enumerate(tasks):
+            self.tasks[i].put(task)
+        answers: dict[int, object] = {}
+        while len(answers) < len(tasks):
+            try:
+                kind, worker, payload = self.results.get(timeout=5.0)
+            except queue.Empty:
+                dead = [i for i, p in enumerate(self.processes) if not p.is_alive()]
+                if dead:
+                    raise RuntimeError(f"self-play worker(s) {dead} died")
+                continue
+            if kind == "progress":
+                if on_progress is not None:
+                    on_progress(payload)
+            elif kind == "error":
+                raise RuntimeError(f"self-play worker {worker} failed: {payload}")
+            else:
+                answers[worker] = payload
+        return [answers[i] for i in range(len(tasks))]
+
+    def close(self) -> None:
+        for q in self.tasks:
+            try:
+                q.put(("stop",))
+            except (ValueError, OSError):
+                pass
+        for process in self.processes:
+            process.join(timeout=2.0)
+            if process.is_alive():
+                process.terminate()

@@ -1,0 +1,66 @@
+"""Precomputed line windows of a board shape, shared by the vectorised win checks.
+
+A *window* is ``n_in_row`` consecutive points on one line (row, column or diagonal).
+Under freestyle rules a player has won exactly when one window holds only their stones,
+since any run of five or more contains a window of five.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+
+
+@dataclass(frozen=True)
+class Geometry:
+    width: int
+    height: int
+    n_in_row: int
+    windows: np.ndarray = field(init=False, repr=False)
+    """int64 [n_windows + 1, n_in_row]: point indices; the last row is a dummy that points at
+    the padding point ``size`` (always empty), so padded look-ups never match a player."""
+    point_windows: np.ndarray = field(init=False, repr=False)
+    """int64 [size, max_per_point]: indices into ``windows`` of the windows through each point,
+    padded with the dummy window."""
+
+    def __post_init__(self) -> None:
+        width, height, n = self.width, self.height, self.n_in_row
+        windows = []
+        for row in range(height):
+            for col in range(width):
+                for dr, dc in _DIRECTIONS:
+                    end_r, end_c = row + dr * (n - 1), col + dc * (n - 1)
+                    if 0 <= end_r < height and 0 <= end_c < width:
+                        windows.append([(row + dr * i) * width + col + dc * i for i in range(n)])
+        size = width * height
+        windows.append([size] * n)
+        windows_arr = np.asarray(windows, dtype=np.int64).reshape(-1, n)
+        dummy = len(windows) - 1
+        through = [[] for _ in range(size)]
+        for index, window in enumerate(windows[:-1]):
+            for point in window:
+                through[point].append(index)
+        widest = max((len(w) for w in through), default=0)
+        point_windows = np.full((size, max(widest, 1)), dummy, dtype=np.int64)
+        for point, indices in enumerate(through):
+            point_windows[point, : len(indices)] = indices
+        object.__setattr__(self, "windows", windows_arr)
+        object.__setattr__(self, "point_windows", point_windows)
+
+    @property
+    def size(self) -> int:
+        return self.width * self.height
+
+    def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        """Whether the stone just placed at ``moves`` completes a line.
+
+        cells: int8 [k, size + 1] (0 empty, else a colour; the last column is padding, always 0);
+        moves: [k] point indices; colours: [k] the colour of the stone at each move.
+        """
+        points = self.windows[self.point_windows[moves]]  # [k, per_point, n]
+        stones = np.take_along_axis(cells, points.reshape(len(moves), -1), axis=1)
+        stones = stones.reshape(points.shape)
+        return (stones == colours[:, None, None]).all(axis=2).any(axis=1)

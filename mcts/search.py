@@ -1,0 +1,399 @@
+"""Array-based PUCT Monte Carlo tree search over many trees at once.
+
+Value-sign convention (the one place it is stated):
+    Every value is from the point of view of the player to move in the position it belongs to.
+    An evaluator's value for a leaf is for the player to move at that leaf. The edge statistics
+    ``W[s, a]`` (sum of backed-up values) and ``Q[s, a] = W / N`` of node ``s`` are from the point
+    of view of the player to move at ``s``, the one choosing ``a``. Backing a leaf value ``v`` up
+    the path therefore adds ``-v`` to the last edge, ``+v`` to the one before, and so on. A
+    terminal position is valued exactly: -1 for the player to move when the previous move made a
+    line (they have lost), 0 for a full board.
+
+Layout: each of ``n_trees`` trees owns ``capacity`` node slots. Per node the arrays hold, over all
+``H*W`` moves, the priors ``P``, visit counts ``N`` and value sums ``W`` of its edges, and the
+child slot of each edge (-1 until expanded). Nodes hold statistics only; positions are rebuilt
+during the descent by placing stones on a per-tree working copy of the root position, so no
+board is ever deep-copied. Selection is one numpy expression over the children of the current
+nodes of all trees at once, and the leaves of all trees go to the evaluator as one batch.
+
+Selection (PUCT, as in the classic AlphaZero-Gomoku): ``argmax_a Q(s,a) + c_puct * P(s,a) *
+sqrt(N(s)) / (1 + N(s,a))`` with ``Q = 0`` for unvisited edges, ``N(s)`` the visits of node ``s``
+itself (1 for the visit that expanded it plus those of its edges) and ties going to the lowest
+move index. A fresh root is expanded by the first playout, as in the classic implementation.
+
+With ``leaves_per_step > 1`` each tree descends several times before the evaluator is called,
+with a virtual loss on the edges taken so that later descents look elsewhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from mcts.evaluators import Evaluator
+from mcts.geometry import Geometry
+
+log = logging.getLogger(__name__)
+
+NO_CHILD = -1
+NO_MOVE = -1
+FIRST, SECOND = 1, 2  # stone colours inside the search: who moved first, who moved second
+CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
+
+
+class GameLike(Protocol):
+    """What the search needs of a position: its shape and its move history."""
+
+    width: int
+    height: int
+    n_in_row: int
+    moves: list[int]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    n_playout: int = 400
+    c_puct: float = 5.0
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    noise: bool = False  # mix Dirichlet noise into the root priors (self-play only)
+    reuse_tree: bool = True
+    leaves_per_step: int = 1  # > 1: several leaves per tree and evaluator call, with virtual loss
+    virtual_loss: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.n_playout < 1:
+            raise ValueError(f"n_playout must be >= 1, got {self.n_playout}")
+        if self.c_puct <= 0:
+            raise ValueError(f"c_puct must be > 0, got {self.c_puct}")
+        if not 0 <= self.dirichlet_epsilon <= 1:
+            raise ValueError(f"dirichlet_epsilon must be in [0, 1], got {self.dirichlet_epsilon}")
+        if self.dirichlet_alpha <= 0:
+            raise ValueError(f"dirichlet_alpha must be > 0, got {self.dirichlet_alpha}")
+        if self.leaves_per_step < 1:
+            raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
+
+
+@dataclass
+class SearchResult:
+    """The outcome of one search from one root position."""
+
+    visits: np.ndarray  # float [H*W]: visit counts of the root's edges
+    priors: np.ndarray  # float [H*W]: the root priors the search used (after noise, if any)
+    value: float  # mean backed-up value of the root for the player to move there
+    playouts: int  # playouts run in this search (a reused subtree's earlier visits not counted)
+
+    def best_move(self) -> int:
+        """The most visited move (lowest index on ties)."""
+        return int(np.argmax(self.visits))
+
+    def policy(self, temperature: float = 1.0) -> np.ndarray:
+        return visit_policy(self.visits, temperature)
+
+
+GREEDY_TEMPERATURE = 1e-2  # at or below this, the policy is uniform over the most visited moves
+
+
+def visit_policy(visits: np.ndarray, temperature: float) -> np.ndarray:
+    """Move probabilities proportional to ``visits ** (1 / temperature)``."""
+    visits = np.asarray(visits, dtype=np.float64)
+    if temperature <= GREEDY_TEMPERATURE:
+        best = visits == visits.max()
+        return best / best.sum()
+    logits = np.log(np.maximum(visits, 1e-300)) / temperature
+    logits[visits <= 0] = -np.inf
+    logits -= logits.max()
+    probs = np.exp(logits)
+    return probs / probs.sum()
+
+
+@dataclass
+class _Descent:
+    """One batch of descents: per level, which trees went down which edge of which node."""
+
+    trees: np.ndarray  # [k] tree index per descent
+    levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    # ^ per level: (positions in 0..k-1 still descending, node slots, moves)
+    leaf_node: np.ndarray | None = None  # [k] node whose edge ends the descent
+    leaf_move: np.ndarray | None = None  # [k] that edge's move
+    depth: np.ndarray | None = None  # [k] number of edges taken
+    cells: np.ndarray | None = None  # [k, size + 1] position at the leaf
+    to_move: np.ndarray | None = None  # [k] colour to move at the leaf
+    terminal_value: np.ndarray | None = None  # [k] exact value, NaN when not terminal
+
+
+class BatchedMCTS:
+    """PUCT search over ``n_trees`` independent games, batching their leaves for the evaluator."""
+
+    def __init__(self, evaluator: Evaluator, width: int, height: int, n_in_row: int,
+                 config: SearchConfig, n_trees: int = 1, rng: np.random.Generator | None = None):
+        self.evaluator = evaluator
+        self.config = config
+        self.geometry = Geometry(width, height, n_in_row)
+        self.n_trees = n_trees
+        self.rng = rng if rng is not None else np.random.default_rng()
+        size = self.geometry.size
+        self.capacity = CAPACITY_PER_PLAYOUT * config.n_playout + 2
+        shape = (n_trees, self.capacity, size)
+        self.prior = np.zeros(shape, dtype=np.float64)
+        self.visits = np.zeros(shape, dtype=np.float64)
+        self.value_sum = np.zeros(shape, dtype=np.float64)
+        self.children = np.full(shape, NO_CHILD, dtype=np.int32)
+        self.node_visits = np.zeros((n_trees, self.capacity), dtype=np.float64)
+        self.n_nodes = np.zeros(n_trees, dtype=np.int64)  # used slots; the root is slot 0
+        # The root position of each tree.
+        self.root_moves: list[list[int]] = [[] for _ in range(n_trees)]
+        self.root_cells = np.zeros((n_trees, size + 1), dtype=np.int8)
+        self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
+
+    # ------------------------------------------------------------------ public API
+    def search(self, boards: Sequence[GameLike], noise: bool | None = None, n_playout: int | None = None,
+               keep_tree: bool = False) -> list[SearchResult]:
+        """Run ``n_playout`` playouts (default: the config's) from each board (board i uses tree i).
+
+        ``keep_tree`` keeps a tree searched from the same position even when the config does not
+        reuse trees between moves (to search one position in several calls).
+        """
+        if len(boards) > self.n_trees:
+            raise ValueError(f"{len(boards)} boards for {self.n_trees} trees")
+        noise = self.config.noise if noise is None else noise
+        trees = np.arange(len(boards))
+        n_playout = self.config.n_playout if n_playout is None else n_playout
+        if not 1 <= n_playout <= self.config.n_playout:
+            raise ValueError(f"n_playout must be in 1..{self.config.n_playout}, got {n_playout}")
+        remaining = np.full(len(boards), n_playout, dtype=np.int64)
+        for tree, board in enumerate(boards):
+            self._check_shape(board)
+            self._set_root(tree, list(board.moves), keep_tree)
+        fresh = trees[self.n_nodes[trees] == 0]
+        if fresh.size:
+            self._expand_roots(fresh)
+            remaining[fresh] -= 1
+        if noise:
+            self._add_root_noise(trees)
+        while True:
+            running = trees[remaining > 0]
+            if running.size == 0:
+                break
+            leaves = np.minimum(remaining[running], self.config.leaves_per_step)
+            self._step(running, leaves)
+            remaining[running] -= leaves
+        return [self._result(tree, n_playout) for tree in trees]
+
+    def reset(self, tree: int | None = None) -> None:
+        """Forget the tree (or all trees): the next search starts fresh."""
+        trees = range(self.n_trees) if tree is None else [tree]
+        for t in trees:
+            self.n_nodes[t] = 0
+            self.root_moves[t] = []
+
+    # ------------------------------------------------------------------ roots
+    def _check_shape(self, board: GameLike) -> None:
+        g = self.geometry
+        if (board.width, board.height, board.n_in_row) != (g.width, g.height, g.n_in_row):
+            raise ValueError(f"board {board.width}x{board.height}/{board.n_in_row} does not match the "
+                             f"search's {g.width}x{g.height}/{g.n_in_row}")
+
+    def _set_root(self, tree: int, moves: list[int], keep_tree: bool = False) -> None:
+        """Point the tree at the position after ``moves``, keeping the matching subtree if any."""
+        old = self.root_moves[tree]
+        reuse = self.config.reuse_tree or (keep_tree and moves == old)
+        node = 0 if self.n_nodes[tree] > 0 and reuse else NO_CHILD
+        if node == 0 and moves[: len(old)] == old:
+            for move in moves[len(old):]:
+                node = int(self.children[tree, node, move])
+                if node == NO_CHILD:
+                    break
+        else:
+            node = NO_CHILD
+        if node == NO_CHILD:
+            self.n_nodes[tree] = 0
+        elif moves != old:
+            self._compact(tree, node)
+            if self.n_nodes[tree] > 0:
+                self.root_clean_prior[tree] = self.prior[tree, 0]  # a former inner node: no noise
+        self.root_moves[tree] = moves
+        cells = self.root_cells[tree]
+        cells[:] = 0
+        cells[moves[0::2]] = FIRST
+        cells[moves[1::2]] = SECOND
+        if len(moves) == self.geometry.size or (moves and self._won(tree, moves)):
+            raise ValueError("cannot search a position where the game has ended")
+
+    def _won(self, tree: int, moves: list[int]) -> bool:
+        colour = FIRST if len(moves) % 2 == 1 else SECOND
+        return bool(self.geometry.wins(self.root_cells[tree: tree + 1], np.array([moves[-1]]),
+                                       np.array([colour]))[0])
+
+    def _compact(self, tree: int, new_root: int) -> None:
+        """Keep only the subtree under ``new_root``, renumbered from slot 0."""
+        levels = [np.array([new_root])]
+        while True:
+            children = self.children[tree, levels[-1]]
+            children = children[children != NO_CHILD]
+            if children.size == 0:
+                break
+            levels.append(children)
+        old = np.concatenate(levels)
+        if old.size + self.config.n_playout + 1 > self.capacity:
+            log.debug("reused subtree of %d nodes does not fit; starting a fresh tree", old.size)
+            self.n_nodes[tree] = 0
+            return
+        remap = np.full(self.capacity, NO_CHILD, dtype=np.int32)
+        remap[old] = np.arange(old.size, dtype=np.int32)
+        n = old.size
+        for array in (self.prior, self.visits, self.value_sum):
+            array[tree, :n] = array[tree, old]
+        self.node_visits[tree, :n] = self.node_visits[tree, old]
+        children = self.children[tree, old]
+        self.children[tree, :n] = np.where(children == NO_CHILD, NO_CHILD, remap[children])
+        self.n_nodes[tree] = n
+
+    def _root_planes(self, trees: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cells = self.root_cells[trees]
+        counts = np.array([len(self.root_moves[t]) for t in trees])
+        to_move = np.where(counts % 2 == 0, FIRST, SECOND)
+        last = np.array([self.root_moves[t][-1] if self.root_moves[t] else NO_MOVE for t in trees])
+        return self._planes(cells, to_move, last), cells[:, :-1] == 0
+
+    def _expand_roots(self, trees: np.ndarray) -> None:
+        planes, legal = self._root_planes(trees)
+        priors, _ = self.evaluator.evaluate_batch(planes, legal)
+        self._new_nodes(trees, np.zeros(len(trees), dtype=np.int64), priors)
+        self.root_clean_prior[trees] = self.prior[trees, 0]
+
+    def _add_root_noise(self, trees: np.ndarray) -> None:
+        eps, alpha = self.config.dirichlet_epsilon, self.config.dirichlet_alpha
+        for tree in trees:
+            legal = np.flatnonzero(self.root_cells[tree, :-1] == 0)
+            noise = self.rng.dirichlet(np.full(legal.size, alpha))
+            prior = self.root_clean_prior[tree].copy()
+            prior[legal] = (1 - eps) * prior[legal] + eps * noise
+            self.prior[tree, 0] = prior
+
+    # ------------------------------------------------------------------ playouts
+    def _step(self, trees: np.ndarray, leaves: np.ndarray) -> None:
+        """Run ``leaves[i]`` playouts in tree ``trees[i]``, evaluating all their leaves in one batch."""
+        descents = []
+        vloss = self.config.virtual_loss if self.config.leaves_per_step > 1 else 0.0
+        for round_ in range(int(leaves.max())):
+            active = trees[leaves > round_]
+            descents.append(self._descend(active, vloss))
+        # Evaluate every distinct non-terminal leaf once.
+        trees_all = np.concatenate([d.trees for d in descents])
+        nodes_all = np.concatenate([d.leaf_node for d in descents])
+        moves_all = np.concatenate([d.leaf_move for d in descents])
+        terminal_all = np.concatenate([d.terminal_value for d in descents])
+        values = terminal_all.copy()
+        open_ = np.flatnonzero(np.isnan(terminal_all))
+        if open_.size:
+            key = (trees_all[open_] * self.capacity + nodes_all[open_]) * self.geometry.size + moves_all[open_]
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            unique = open_[first]
+            cells = np.concatenate([d.cells for d in descents])[unique]
+            to_move = np.concatenate([d.to_move for d in descents])[unique]
+            planes = self._planes(cells, to_move, moves_all[unique])
+            priors, leaf_values = self.evaluator.evaluate_batch(planes, cells[:, :-1] == 0)
+            new_slots = self._new_nodes(trees_all[unique], None, priors)
+            self.children[trees_all[unique], nodes_all[unique], moves_all[unique]] = new_slots
+            values[open_] = np.asarray(leaf_values, dtype=np.float64)[inverse.ravel()]
+        start = 0
+        for descent in descents:
+            k = len(descent.trees)
+            self._backup(descent, values[start: start + k], vloss)
+            start += k
+
+    def _descend(self, trees: np.ndarray, vloss: float) -> _Descent:
+        """Walk from the roots of ``trees`` to an unexpanded edge, one numpy step per level."""
+        size = self.geometry.size
+        k = len(trees)
+        d = _Descent(trees=trees)
+        cells = self.root_cells[trees].copy()
+        move_count = np.array([len(self.root_moves[t]) for t in trees])
+        node = np.zeros(k, dtype=np.int64)
+        d.leaf_node = np.zeros(k, dtype=np.int64)
+        d.leaf_move = np.zeros(k, dtype=np.int64)
+        d.depth = np.zeros(k, dtype=np.int64)
+        active = np.arange(k)
+        c_puct = self.config.c_puct
+        while active.size:
+            t, n = trees[active], node[active]
+            n_edge = self.visits[t, n]
+            q = self.value_sum[t, n] / np.maximum(n_edge, 1.0)
+            u = c_puct * self.prior[t, n] * (np.sqrt(self.node_visits[t, n])[:, None] / (1.0 + n_edge))
+            score = q + u
+            score[cells[active, :size] != 0] = -np.inf
+            move = score.argmax(axis=1)
+            # Count the visit now (and the virtual loss), so that later descents see it.
+            self.visits[t, n, move] += 1.0
+            self.node_visits[t, n] += 1.0
+            if vloss:
+                self.value_sum[t, n, move] -= vloss
+            colour = np.where((move_count[active] + d.depth[active]) % 2 == 0, FIRST, SECOND)
+            cells[active, move] = colour
+            d.depth[active] += 1
+            d.levels.append((active, n, move))
+            child = self.children[t, n, move]
+            stop = child == NO_CHILD
+            d.leaf_node[active[stop]] = n[stop]
+            d.leaf_move[active[stop]] = move[stop]
+            node[active] = child
+            active = active[~stop]
+        d.cells = cells
+        colour_moved = np.where((move_count + d.depth) % 2 == 1, FIRST, SECOND)
+        d.to_move = FIRST + SECOND - colour_moved
+        won = self.geometry.wins(cells, d.leaf_move, colour_moved)
+        full = move_count + d.depth == size
+        d.terminal_value = np.where(won, -1.0, np.where(full, 0.0, np.nan))
+        return d
+
+    def _backup(self, d: _Descent, leaf_values: np.ndarray, vloss: float) -> None:
+        """Add the leaf values along the paths (visits were counted on the way down)."""
+        for level, (active, n, move) in enumerate(d.levels):
+            t = d.trees[active]
+            sign = np.where((d.depth[active] - level) % 2 == 1, -1.0, 1.0)
+            self.value_sum[t, n, move] += sign * leaf_values[active] + vloss
+
+    def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray) -> np.ndarray:
+        """Initialise one node per entry of ``trees`` (at ``slots``, or the next free slots)."""
+        if slots is None:
+            # Several new nodes may belong to the same tree: number them in order.
+            order = np.argsort(trees, kind="stable")
+            sorted_trees = trees[order]
+            starts = np.searchsorted(sorted_trees, sorted_trees, side="left")
+            offset = np.empty_like(order)
+            offset[order] = np.arange(len(trees)) - starts
+            slots = self.n_nodes[trees] + offset
+            np.add.at(self.n_nodes, trees, 1)
+        else:
+            self.n_nodes[trees] = slots + 1
+        if (slots >= self.capacity).any():
+            raise RuntimeError("search tree capacity exceeded")  # cannot happen: capacity covers n_playout
+        self.prior[trees, slots] = priors
+        self.visits[trees, slots] = 0.0
+        self.value_sum[trees, slots] = 0.0
+        self.children[trees, slots] = NO_CHILD
+        self.node_visits[trees, slots] = 1.0
+        return slots
+
+    def _planes(self, cells: np.ndarray, to_move: np.ndarray, last: np.ndarray) -> np.ndarray:
+        g = self.geometry
+        k = len(cells)
+        planes = np.zeros((k, 4, g.size), dtype=np.float32)
+        board = cells[:, : g.size]
+        planes[:, 0] = board == to_move[:, None]
+        planes[:, 1] = board == (FIRST + SECOND - to_move)[:, None]
+        has_last = last != NO_MOVE
+        planes[np.flatnonzero(has_last), 2, last[has_last]] = 1.0
+        planes[:, 3] = (to_move == FIRST)[:, None]
+        return planes.reshape(k, 4, g.height, g.width)
+
+    def _result(self, tree: int, n_playout: int) -> SearchResult:
+        visits = self.visits[tree, 0].copy()
+        total = visits.sum()
+        value = float(self.value_sum[tree, 0].sum() / total) if total else 0.0
+        return SearchResult(visits=visits, priors=self.prior[tree, 0].copy(), value=value,
+                            playouts=n_playout)

@@ -1,0 +1,82 @@
+"""Self-describing checkpoints, written atomically, loadable with ``torch.load(weights_only=True)``.
+
+A checkpoint is a dict with at least ``format``, ``net_config`` (a plain dict) and ``model`` (the
+state dict); a training checkpoint adds the optimiser, counters and RNG states. Everything in it
+is a tensor, a Python scalar, a string or a container of those.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from nets.model import NetConfig, build_net
+
+FORMAT = "gomoku-zero/1"
+FILE_MODE = 0o644  # mkstemp makes 0600 files; checkpoints are meant to be shared
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt, or does not fit what it is loaded for."""
+
+
+def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
+    """Write ``payload`` to ``path`` atomically: a temp file in the same folder, then os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save({"format": FORMAT, **payload}, handle)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as error:  # torch raises several types for a truncated or foreign file
+        raise CheckpointError(f"{path} is not a readable checkpoint: {error}") from error
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (format {FORMAT!r})")
+    return payload
+
+
+def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None) -> nn.Module:
+    """Build the net a checkpoint describes; check the board size when one is given."""
+    try:
+        config = NetConfig(**payload["net_config"])
+    except (KeyError, TypeError) as error:
+        raise CheckpointError(f"checkpoint has no valid net_config: {error}") from error
+    if (width is not None and width != config.width) or (height is not None and height != config.height):
+        raise CheckpointError(f"checkpoint is for a {config.width}x{config.height} board, "
+                              f"not {width}x{height}")
+    net = build_net(config)
+    try:
+        net.load_state_dict(payload["model"])
+    except RuntimeError as error:
+        raise CheckpointError(f"checkpoint weights do not fit its net_config: {error}") from error
+    return net
+
+
+def load_net(path: str | os.PathLike, width: int | None = None, height: int | None = None,
+             map_location: str | torch.device = "cpu") -> nn.Module:
+    return net_from_checkpoint(load_checkpoint(path, map_location), width, height)
+
+
+def save_model(path: str | os.PathLike, net: nn.Module, **extra) -> None:
+    """A small model file: net config and weights, no optimiser (what ships in models/)."""
+    save_checkpoint(path, {"net_config": net.config.to_dict(),
+                           "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+                           **extra})

@@ -1,0 +1,110 @@
+"""The policy-value networks.
+
+``conv3`` (the default) is the small net of the classic AlphaZero-Gomoku, exactly:
+input 4 planes; conv3x3 4->32, 32->64, 64->128 with ReLU; policy head conv1x1 128->4, ReLU,
+FC 4*H*W -> H*W, log-softmax; value head conv1x1 128->2, ReLU, FC 2*H*W -> 64, ReLU, FC 64 -> 1,
+tanh (131,132 parameters on 9x9). ``resnet`` is an optional small residual tower with the same heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+IN_PLANES = 4
+ARCHITECTURES = ("conv3", "resnet")
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    width: int = 9
+    height: int = 9
+    arch: str = "conv3"
+    channels: int = 64  # resnet only
+    blocks: int = 4  # resnet only
+
+    def __post_init__(self) -> None:
+        if self.arch not in ARCHITECTURES:
+            raise ValueError(f"net.arch must be one of {ARCHITECTURES}, got {self.arch!r}")
+        for name in ("width", "height", "channels", "blocks"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"net.{name} must be >= 1, got {getattr(self, name)}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Heads(nn.Module):
+    def __init__(self, trunk_channels: int, width: int, height: int):
+        super().__init__()
+        size = width * height
+        self.policy_conv = nn.Conv2d(trunk_channels, 4, kernel_size=1)
+        self.policy_fc = nn.Linear(4 * size, size)
+        self.value_conv = nn.Conv2d(trunk_channels, 2, kernel_size=1)
+        self.value_fc1 = nn.Linear(2 * size, 64)
+        self.value_fc2 = nn.Linear(64, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        p = F.relu(self.policy_conv(x)).flatten(1)
+        log_policy = F.log_softmax(self.policy_fc(p), dim=1)
+        v = F.relu(self.value_conv(x)).flatten(1)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v))))
+        return log_policy, value.squeeze(1)
+
+
+class Conv3Net(nn.Module):
+    def __init__(self, config: NetConfig):
+        super().__init__()
+        self.config = config
+        self.conv1 = nn.Conv2d(IN_PLANES, 32, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv2d(32, 64, kernel_size=3, padding=1)
+        self.conv3 = nn.Conv2d(64, 128, kernel_size=3, padding=1)
+        self.heads = _Heads(128, config.width, config.height)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x: [B, 4, H, W] -> (log-probabilities [B, H*W], values [B] in [-1, 1])."""
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.relu(self.conv3(x))
+        return self.heads(x)
+
+
+class _ResBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(x + self.bn2(self.conv2(y)))
+
+
+class ResNet(nn.Module):
+    def __init__(self, config: NetConfig):
+        super().__init__()
+        self.config = config
+        self.stem = nn.Sequential(nn.Conv2d(IN_PLANES, config.channels, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(config.channels), nn.ReLU())
+        self.tower = nn.Sequential(*[_ResBlock(config.channels) for _ in range(config.blocks)])
+        self.heads = _Heads(config.channels, config.width, config.height)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.heads(self.tower(self.stem(x)))
+
+
+def build_net(config: NetConfig) -> nn.Module:
+    return Conv3Net(config) if config.arch == "conv3" else ResNet(config)
+
+
+def count_parameters(net: nn.Module) -> int:
+    return sum(p.numel() for p in net.parameters())
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,0 +1,33 @@
+"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter runs (under a minute)")
+    parser.add_argument("--device", default="cpu", help="device for the net figures (cpu, cuda)")
+    args = parser.parse_args(argv)
+    from gomoku.bench import BenchSettings, run_all
+
+    settings = BenchSettings(device=args.device)
+    if args.quick:
+        settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device)
+    results = run_all(settings)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

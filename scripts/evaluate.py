@@ -1,0 +1,87 @@
+"""Play a player against one or more opponents and print wins, draws, losses, score and 95% CI.
+
+    python scripts/evaluate.py --player minimax:2 --opponent random --opponent heuristic --games 10
+    python scripts/evaluate.py            # the shipped model (az:models/9x9.pt:400) vs the pure-MCTS ladder
+
+Player specs: see ``python scripts/evaluate.py --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+try:
+    import gomoku  # noqa: F401  (installed, or run from the repo root with it on the path)
+except ImportError:  # run as a plain script from a checkout: make the repo root importable
+    sys.path.insert(0, str(REPO_ROOT))
+
+from gomoku.arena import evaluate, format_table  # noqa: E402
+from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
+
+DEFAULT_MODEL = Path("models/9x9.pt")
+DEFAULT_PLAYOUTS = 400
+# The yardstick ladder of the classic AlphaZero-Gomoku projects: pure MCTS from 1000 to 5000 playouts.
+PURE_MCTS_LADDER = tuple(f"pure:{playouts}" for playouts in (1000, 2000, 3000, 4000, 5000))
+DEFAULT_GAMES = 20
+DEFAULT_SEED = 0
+EXIT_USAGE = 2
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"player specs:\n{PLAYER_SPECS_HELP}")
+    parser.add_argument("--player", help=f"the player to rate (default: az:{DEFAULT_MODEL}:{DEFAULT_PLAYOUTS})")
+    parser.add_argument("--opponent", action="append", dest="opponents", metavar="SPEC",
+                        help=f"an opponent; repeat for several (default: {' '.join(PURE_MCTS_LADDER)})")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per opponent, colours alternating")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for every player's random choices")
+    parser.add_argument("--size", type=int, default=9, help="board width and height")
+    parser.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results to this JSON file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    return args
+
+
+def default_player_spec() -> str | None:
+    """The spec of the shipped model, or None when it is not there."""
+    model = REPO_ROOT / DEFAULT_MODEL
+    if not model.is_file():
+        return None
+    shown = DEFAULT_MODEL if Path.cwd().resolve() == REPO_ROOT else model
+    return f"az:{shown}:{DEFAULT_PLAYOUTS}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    player_spec = args.player or default_player_spec()
+    if player_spec is None:
+        print(f"no shipped model at {DEFAULT_MODEL} yet; train one with scripts/train.py or pass --player",
+              file=sys.stderr)
+        return EXIT_USAGE
+    opponents = args.opponents or list(PURE_MCTS_LADDER)
+    try:
+        results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
+                           height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress)
+    except ValueError as error:  # a bad spec or board size: say why, no traceback
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{args.games} games per opponent, {args.size}x{args.size}, {args.n_in_row} in a row, seed {args.seed}")
+    print(format_table(results))
+    if args.json:
+        payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
+                   "n_in_row": args.n_in_row, "results": [r.to_dict() for r in results]}
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""A Gomocup / Piskvork engine ("pbrain" protocol) on stdin/stdout.
+
+    python scripts/pbrain.py                       # models/9x9.pt (pure MCTS if it is missing)
+    python scripts/pbrain.py --model runs/9x9/best.pt --playouts 1600
+    python scripts/pbrain.py --opponent minimax:2  # any player spec plays instead of the net
+    python scripts/pbrain.py --fallback pure:2000  # play other board sizes with pure MCTS
+
+Managers that want a ``pbrain-*`` executable can run ``scripts/pbrain-gomoku-zero`` (same options).
+Only protocol lines go to stdout; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+try:
+    import gomoku  # noqa: F401  (installed, or run from the repo root with it on the path)
+except ImportError:  # run as a plain script from a checkout: make the repo root importable
+    sys.path.insert(0, str(REPO_ROOT))
+
+from gomoku.pbrain import (AZ_PLAYOUTS, DEFAULT_MODEL, PURE_PLAYOUTS, EngineOptions,  # noqa: E402
+                           PbrainEngine, configure_logging, serve)
+from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"player specs (--opponent, --fallback; not human):\n{PLAYER_SPECS_HELP}")
+    parser.add_argument("--model", type=Path, metavar="PATH",
+                        help=f"model or training checkpoint to play (default: {DEFAULT_MODEL} if it "
+                             f"exists, else pure MCTS)")
+    parser.add_argument("--playouts", type=int, metavar="N",
+                        help=f"search playouts per move when no time limit is set, and the cap "
+                             f"when one is (default {AZ_PLAYOUTS} with a model, {PURE_PLAYOUTS} "
+                             f"for pure MCTS)")
+    parser.add_argument("--opponent", "--player", dest="player_spec", metavar="SPEC",
+                        help="play this player spec instead of the model (e.g. pure:1000, minimax:2)")
+    parser.add_argument("--fallback", dest="fallback_spec", metavar="SPEC",
+                        help="player for board sizes the model does not support (default: answer "
+                             "START with ERROR); e.g. pure:2000")
+    parser.add_argument("--seed", type=int, help="seed for the players' random choices")
+    parser.add_argument("--no-shortcuts", action="store_true",
+                        help="always search, even for a win in one or a forced block")
+    parser.add_argument("--verbose", action="store_true", help="debug logging on stderr")
+    args = parser.parse_args(argv)
+    if args.playouts is not None and args.playouts < 1:
+        parser.error("--playouts must be at least 1")
+    for spec in (args.player_spec, args.fallback_spec):
+        if spec and spec.strip().startswith("human"):
+            parser.error("the human player cannot run behind the protocol")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    configure_logging(args.verbose)
+    protocol_out = sys.stdout
+    sys.stdout = sys.stderr  # a stray print from any library must not corrupt the protocol
+    options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,
+                            fallback_spec=args.fallback_spec, seed=args.seed,
+                            shortcuts=not args.no_shortcuts)
+    serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

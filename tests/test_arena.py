@@ -1,0 +1,182 @@
+"""Games, matches, scores and intervals."""
+
+import numpy as np
+import pytest
+
+from gomoku.arena import (GameRecord, MatchResult, derive_seeds, evaluate, format_table, play_game, play_match,
+                          wilson_interval)
+from gomoku.board import DRAW, Board, IllegalMoveError
+from gomoku.players import HeuristicPlayer, MinimaxPlayer, Player, RandomPlayer
+
+
+class Scripted(Player):
+    """Plays a fixed list of moves and counts resets."""
+
+    def __init__(self, name, moves):
+        self.name, self.moves, self.resets, self.turn = name, list(moves), 0, 0
+
+    def reset(self):
+        self.resets += 1
+        self.turn = 0
+
+    def get_action(self, board):
+        move = self.moves[self.turn]
+        self.turn += 1
+        return move
+
+
+def named(player, name):
+    player.name = name
+    return player
+
+
+def replay(record: GameRecord) -> Board:
+    board = Board(record.width, record.height, record.n_in_row, record.start_player)
+    for move in record.moves:
+        board.do_move(move)
+    return board
+
+
+def test_play_game_record_is_consistent():
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        x, o = named(HeuristicPlayer(rng), "h"), named(RandomPlayer(rng), "r")
+        record = play_game(x, o)
+        assert record.players == ("h", "r") and record.start_player == 1
+        assert (record.width, record.height, record.n_in_row) == (9, 9, 5)
+        board = replay(record)
+        assert board.game_end() == (True, record.winner)
+        assert record.board() == board
+        assert record.winner == 1  # the heuristic beats random play
+
+
+def test_play_game_scripted_win_and_reset():
+    x = Scripted("x", [0, 1, 2, 3, 4])
+    o = Scripted("o", [72, 73, 74, 75])
+    record = play_game(x, o, Board(start_player=1))
+    assert record.moves == (0, 72, 1, 73, 2, 74, 3, 75, 4) and record.winner == 1
+    assert x.resets == 1 and o.resets == 1
+
+
+def test_play_game_from_a_start_position_and_start_player_two():
+    start = Board.from_moves([40, 41], start_player=2)
+    x, o = Scripted("p1", [0, 1, 2, 3, 4]), Scripted("p2", [72, 73, 74, 75, 76])
+    record = play_game(x, o, start)
+    assert start.moves == [40, 41]  # the start board is not changed
+    assert record.start_player == 2 and record.moves[:2] == (40, 41)
+    assert record.moves[2:] == (72, 0, 73, 1, 74, 2, 75, 3, 76) and record.winner == 2
+    assert replay(record).game_end() == (True, 2)
+    # On a new board, start_player=2 lets player2 ("b") move first.
+    record = play_game(Scripted("a", [0, 1, 2, 3]), Scripted("b", [72, 73, 74, 75, 76]), start_player=2)
+    assert record.moves[:2] == (72, 0) and record.winner == 2 and record.players == ("a", "b")
+    with pytest.raises(ValueError, match="start_player"):
+        play_game(x, o, start, start_player=1)
+
+
+def test_play_game_draw():
+    # 4x4, four in a row: X X O O / O O X X / X X O O / O O X X fills the board with no line.
+    xs, os_ = [0, 1, 6, 7, 8, 9, 14, 15], [2, 3, 4, 5, 10, 11, 12, 13]
+    record = play_game(Scripted("x", xs), Scripted("o", os_), Board(4, 4, 4))
+    assert record.winner == DRAW and len(record.moves) == 16
+
+
+def test_illegal_move_names_the_player_and_the_move():
+    with pytest.raises(IllegalMoveError, match=r"'cheat'.*stones 2.*40"):
+        play_game(Scripted("x", [40, 41]), Scripted("cheat", [40]))
+    with pytest.raises(IllegalMoveError, match=r"'wild'.*81"):
+        play_game(Scripted("wild", [81]), Scripted("o", []))
+
+
+class Meddler(Player):
+    """Tries to change the board it is shown, then plays randomly."""
+
+    name = "meddler"
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def get_action(self, board):
+        move = int(self.rng.choice(board.availables))
+        board.do_move(move)  # on the copy it was given
+        board.undo_move()
+        board.moves.append(-5)
+        return move
+
+
+def test_players_see_a_copy():
+    record = play_game(Meddler(), named(RandomPlayer(np.random.default_rng(1)), "r"))
+    assert -5 not in record.moves and replay(record).game_end() == (True, record.winner)
+
+
+def test_play_match_alternates_colours_and_counts():
+    player = named(HeuristicPlayer(np.random.default_rng(0)), "hero")
+    opponent = named(RandomPlayer(np.random.default_rng(1)), "villain")
+    seen = []
+    result = play_match(player, opponent, 5, on_game=lambda index, record: seen.append(index))
+    assert seen == [0, 1, 2, 3, 4]
+    assert (result.player, result.opponent, result.games) == ("hero", "villain", 5)
+    assert len(result.records) == 5
+    wins = draws = 0
+    for index, record in enumerate(result.records):
+        expected = ("hero", "villain") if index % 2 == 0 else ("villain", "hero")
+        assert record.players == expected and record.start_player == 1
+        hero_stone = 1 if index % 2 == 0 else 2
+        wins += record.winner == hero_stone
+        draws += record.winner == DRAW
+    assert (result.wins, result.draws, result.losses) == (wins, draws, 5 - wins - draws)
+
+
+def test_play_match_on_another_board_size_with_progress():
+    result = play_match(RandomPlayer(np.random.default_rng(2)), RandomPlayer(np.random.default_rng(3)), 2,
+                        width=6, height=5, n_in_row=4, progress=True)
+    assert result.games == 2
+    assert all((r.width, r.height, r.n_in_row) == (6, 5, 4) for r in result.records)
+    with pytest.raises(ValueError):
+        play_match(RandomPlayer(), RandomPlayer(), 0)
+
+
+def test_minimax_beats_random():
+    result = play_match(MinimaxPlayer(2, np.random.default_rng(0)), RandomPlayer(np.random.default_rng(1)), 4)
+    assert result.wins == 4 and result.score == 1.0
+
+
+# --------------------------------------------------------------------------- scores
+def test_score_and_interval():
+    result = MatchResult("a", "b", wins=3, draws=2, losses=5)
+    assert result.games == 10 and result.score == pytest.approx(0.4)
+    low, high = result.ci95
+    assert 0 <= low < 0.4 < high <= 1
+    row = result.format_row()
+    assert row.startswith("b ") and "+3 =2 -5" in row and "0.400" in row and f"[{low:.3f}, {high:.3f}]" in row
+    assert result.to_dict()["ci95"] == [low, high]
+    table = format_table([result])
+    assert table.splitlines()[0] == "player: a" and "95% CI" in table.splitlines()[1]
+
+
+def test_wilson_interval_properties():
+    # The textbook case: 5 successes in 10 trials -> [0.2366, 0.7634].
+    assert wilson_interval(0.5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    for games in [1, 2, 10, 20, 100]:
+        for successes in range(0, games + 1, max(1, games // 5)):
+            score = successes / games
+            low, high = wilson_interval(score, games)
+            assert 0.0 <= low <= score <= high <= 1.0
+            assert high - low > 0
+    low, high = wilson_interval(1.0, 20)
+    assert high == 1.0 and 0.8 < low < 0.9
+    low, high = wilson_interval(0.0, 20)
+    assert low == 0.0 and 0.1 < high < 0.2
+    assert wilson_interval(0.5, 100)[1] - wilson_interval(0.5, 100)[0] < wilson_interval(0.5, 10)[1] - \
+        wilson_interval(0.5, 10)[0]
+    assert wilson_interval(0.0, 0) == (0.0, 1.0) and MatchResult("a", "b").score == 0.0
+
+
+def test_derived_seeds_and_evaluate_are_reproducible():
+    assert derive_seeds(3, 4) == derive_seeds(3, 4) and len(set(derive_seeds(3, 4))) == 4
+    assert derive_seeds(None, 2) == [None, None]
+    first = evaluate("heuristic", ["random", "minimax:1"], games=2, seed=11)
+    again = evaluate("heuristic", ["random", "minimax:1"], games=2, seed=11)
+    assert [r.records for r in first] == [r.records for r in again]
+    assert [r.opponent for r in first] == ["random", "minimax:1"]
+    with pytest.raises(ValueError, match="valid forms"):
+        evaluate("heuristic", ["random", "nonsense"], games=1)

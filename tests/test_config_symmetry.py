@@ -1,0 +1,77 @@
+"""Config loading and validation; the 8-fold symmetry augmentation."""
+
+import numpy as np
+import pytest
+
+from gomoku import Board
+from gomoku.config import Config, ConfigError, load_config, save_config
+from gomoku.symmetry import augment, move_permutations
+
+
+def test_shipped_configs_load():
+    config = load_config("configs/9x9.yaml")
+    assert config.search.n_playout == 400 and config.train.lr == 0.002 and config.train.batch_size == 512
+    assert config.train.buffer_size == 10000 and config.eval.check_freq == 50
+    assert config.train.game_batch_num == 1500 and config.eval.pure_playouts == 1000
+    assert load_config("configs/smoke.yaml").board.width == 6
+
+
+@pytest.mark.parametrize("override, message", [
+    ("search.n_playouts=3", "unknown key search.n_playouts"),
+    ("bogus.key=1", "unknown key bogus"),
+    ("search.n_playout=abc", "search.n_playout: expected an integer"),
+    ("search.n_playout=1.5", "search.n_playout: expected an integer"),
+    ("search.c_puct=-1", "search.c_puct: must be > 0"),
+    ("train.buffer_size=10", "train.buffer_size: must be >= batch_size"),
+    ("board.n_in_row=12", "board.n_in_row"),
+    ("net.arch=mlp", "net.arch"),
+    ("search=3", "search: expected a mapping"),
+    ("noequals", "section.key=value"),
+])
+def test_bad_values_are_named(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config("configs/9x9.yaml", [override])
+
+
+def test_overrides_and_round_trip(tmp_path):
+    config = load_config("configs/9x9.yaml", ["search.n_playout=200", "train.lr=1e-3", "seed=7"])
+    assert config.search.n_playout == 200 and config.train.lr == 1e-3 and config.seed == 7
+    save_config(config, tmp_path / "c.yaml")
+    assert load_config(tmp_path / "c.yaml") == config
+    assert load_config(None) == Config()
+
+
+@pytest.mark.parametrize("width, height", [(9, 9), (6, 6), (7, 5)])
+def test_symmetries_are_bijections(width, height):
+    perms = move_permutations(width, height)
+    assert len(perms) == (8 if width == height else 4)
+    assert np.array_equal(perms[0], np.arange(width * height))
+    assert len({p.tobytes() for p in perms}) == len(perms)
+    for perm in perms:
+        assert np.array_equal(np.sort(perm), np.arange(width * height))
+
+
+def test_augmentation_keeps_planes_and_policy_consistent():
+    rng = np.random.default_rng(0)
+    for width, height in ((9, 9), (7, 5)):
+        for _ in range(10):
+            board = Board(width, height, 4)
+            for _ in range(int(rng.integers(1, 12))):
+                board.do_move(int(rng.choice(board.availables)))
+            state = board.current_state()[None]
+            policy = rng.random((1, width * height)) * (state[0, :2].sum(0).ravel() == 0)
+            best = int(policy.argmax())
+            states, policies, outcomes = augment(state, policy, np.array([0.5]))
+            for s, p in zip(states, policies):
+                # The symmetric image of the best move is the best move of the symmetric position,
+                # and it lands on an empty point of the transformed planes; the last-move plane
+                # moves with the stones.
+                image = int(p.argmax())
+                assert p[image] == policy[0, best]
+                assert s[0].ravel()[image] == 0 and s[1].ravel()[image] == 0
+                assert s[0].sum() == state[0, 0].sum() and s[1].sum() == state[0, 1].sum()
+                last = int(s[2].ravel().argmax())
+                assert s[0].ravel()[last] + s[1].ravel()[last] == 1
+            assert (outcomes == 0.5).all()
+            # The identity comes first and is unchanged.
+            np.testing.assert_array_equal(states[0], state[0])

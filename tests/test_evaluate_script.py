@@ -1,0 +1,60 @@
+"""scripts/evaluate.py as a user runs it: a subprocess from the repo root, no install needed."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = REPO_ROOT / "scripts" / "evaluate.py"
+
+
+def run(*args, cwd=REPO_ROOT):
+    # A clean PYTHONPATH: the script must find the gomoku package by itself.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_smoke_run_prints_the_table(tmp_path):
+    out = tmp_path / "results.json"
+    done = run("--player", "minimax:1", "--opponent", "random", "--games", "2", "--seed", "0", "--json", str(out),
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "2 games per opponent, 9x9, 5 in a row, seed 0"
+    assert lines[1] == "player: minimax:1"
+    assert lines[2].split()[:2] == ["opponent", "+W"] and "95% CI" in lines[2]
+    row = lines[3].split()
+    assert row[0] == "random" and row[1].startswith("+") and row[2].startswith("=") and row[3].startswith("-")
+    assert 0.0 <= float(row[4]) <= 1.0
+    payload = json.loads(out.read_text())
+    assert payload["player_spec"] == "minimax:1" and payload["games"] == 2
+    [result] = payload["results"]
+    assert result["opponent"] == "random" and result["wins"] + result["draws"] + result["losses"] == 2
+    assert f"{result['score']:.3f}" == row[4]
+
+
+def test_same_seed_same_results():
+    args = ("--player", "heuristic", "--opponent", "random", "--games", "2", "--seed", "5", "--no-progress",
+            "--size", "7", "--n-in-row", "4")
+    first, second = run(*args), run(*args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout and "7x7, 4 in a row" in first.stdout
+
+
+def test_bad_spec_exits_2_with_the_valid_forms():
+    done = run("--player", "minimax:zero", "--opponent", "random", "--games", "1")
+    assert done.returncode == 2
+    assert "valid forms" in done.stderr and "az:CHECKPOINT:PLAYOUTS" in done.stderr
+
+
+@pytest.mark.skipif((REPO_ROOT / "models" / "9x9.pt").exists(), reason="a shipped model exists")
+def test_no_arguments_without_a_shipped_model_exits_2():
+    done = run()
+    assert done.returncode == 2
+    assert "no shipped model at models/9x9.pt yet; train one with scripts/train.py or pass --player" in done.stderr
+    assert done.stdout == ""

@@ -1,0 +1,137 @@
+"""The policy-value net, its evaluator, the training step, the KL rule and checkpoints."""
+
+import numpy as np
+import pytest
+import torch
+
+from gomoku import Board
+from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, adjust_lr_multiplier, build_net,
+                  count_parameters, kl_adaptive_update, load_checkpoint, load_net, save_checkpoint, save_model)
+from nets.training import explained_variance, kl_divergence
+
+
+def test_conv3_shapes_and_parameter_count():
+    net = build_net(NetConfig())
+    assert count_parameters(net) == 131_132
+    log_policy, value = net(torch.zeros(5, 4, 9, 9))
+    assert log_policy.shape == (5, 81) and value.shape == (5,)
+    torch.testing.assert_close(log_policy.exp().sum(1), torch.ones(5))
+    assert (value.abs() <= 1).all()
+
+
+def test_other_shapes_and_resnet():
+    for config in (NetConfig(width=7, height=5), NetConfig(arch="resnet", channels=16, blocks=2)):
+        net = build_net(config)
+        log_policy, value = net(torch.zeros(2, 4, config.height, config.width))
+        assert log_policy.shape == (2, config.width * config.height) and value.shape == (2,)
+    with pytest.raises(ValueError, match="arch"):
+        NetConfig(arch="transformer")
+
+
+def test_evaluator_masks_illegal_moves():
+    torch.manual_seed(0)
+    evaluator = NetEvaluator(build_net(NetConfig()))
+    board = Board.from_moves([40, 41, 0])
+    planes = np.stack([board.current_state(), Board().current_state()])
+    legal = planes[:, :2].sum(1).reshape(2, -1) == 0
+    priors, values = evaluator.evaluate_batch(planes, legal)
+    assert priors.shape == (2, 81) and values.shape == (2,)
+    assert (priors[0, [40, 41, 0]] == 0).all()
+    np.testing.assert_allclose(priors.sum(1), 1.0, rtol=1e-5)
+    assert priors.dtype == np.float32 or priors.dtype == np.float64
+
+
+def test_evaluator_chunks_give_the_same_answer():
+    torch.manual_seed(0)
+    net = build_net(NetConfig())
+    planes = np.random.default_rng(0).integers(0, 2, (40, 4, 9, 9)).astype(np.float32)
+    legal = np.ones((40, 81), bool)
+    whole = NetEvaluator(net, chunk=0).evaluate_batch(planes, legal)
+    chunked = NetEvaluator(net, chunk=16).evaluate_batch(planes, legal)
+    np.testing.assert_allclose(whole[0], chunked[0], atol=1e-6)
+    np.testing.assert_allclose(whole[1], chunked[1], atol=1e-6)
+
+
+def _batch(n=64, seed=0):
+    rng = np.random.default_rng(seed)
+    states = rng.integers(0, 2, (n, 4, 9, 9)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(81), n).astype(np.float32)
+    outcomes = rng.choice([-1.0, 1.0], n).astype(np.float32)
+    return states, probs, outcomes
+
+
+def test_training_step_lowers_the_loss_on_a_fixed_batch():
+    torch.manual_seed(0)
+    trainer = Trainer(build_net(NetConfig()), lr=2e-3)
+    batch = _batch()
+    first = trainer.train_step(*batch, lr=2e-3)
+    for _ in range(30):
+        last = trainer.train_step(*batch, lr=2e-3)
+    assert last.loss < first.loss - 0.3
+    assert last.loss == pytest.approx(last.policy_loss + last.value_loss, rel=1e-5)
+    assert 0 < last.entropy <= np.log(81) + 1e-4
+
+
+def test_kl_multiplier_rule():
+    targ = 0.02
+    assert adjust_lr_multiplier(0.05, 1.0, targ) == pytest.approx(1 / 1.5)  # KL > 2 targ: slow down
+    assert adjust_lr_multiplier(0.005, 1.0, targ) == pytest.approx(1.5)  # KL < targ/2: speed up
+    assert adjust_lr_multiplier(0.02, 1.0, targ) == 1.0  # in between: keep
+    assert adjust_lr_multiplier(0.05, 0.1, targ) == 0.1  # floor
+    assert adjust_lr_multiplier(0.005, 10.0, targ) == 10.0  # cap
+
+
+def test_kl_update_stops_early_when_kl_explodes():
+    torch.manual_seed(0)
+    trainer = Trainer(build_net(NetConfig()), lr=1.0)
+    update = kl_adaptive_update(trainer, *_batch(), lr=0.5, lr_multiplier=1.0, epochs=5, kl_targ=1e-6)
+    assert update.epochs == 1 and update.kl > 4e-6
+    assert update.lr_multiplier == pytest.approx(1 / 1.5)
+
+
+def test_kl_and_explained_variance_helpers():
+    p = np.array([[0.5, 0.5]])
+    assert kl_divergence(p, p) == pytest.approx(0.0, abs=1e-9)
+    assert kl_divergence(p, np.array([[0.9, 0.1]])) > 0
+    z = np.array([1.0, -1.0, 1.0, -1.0])
+    assert explained_variance(z, z) == pytest.approx(1.0)
+    assert explained_variance(z, np.zeros(4)) == pytest.approx(0.0)
+
+
+def test_checkpoint_round_trip_weights_only(tmp_path):
+    torch.manual_seed(0)
+    net = build_net(NetConfig())
+    trainer = Trainer(net, lr=1e-3)
+    trainer.train_step(*_batch(8), lr=1e-3)
+    rng = np.random.default_rng(5)
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, {"net_config": net.config.to_dict(), "model": net.state_dict(),
+                           "optimizer": trainer.optimizer.state_dict(), "iteration": 3,
+                           "rng": rng.bit_generator.state})
+    raw = torch.load(path, weights_only=True)  # loads with the safe unpickler
+    assert raw["iteration"] == 3
+    restored = np.random.default_rng()
+    restored.bit_generator.state = raw["rng"]
+    assert restored.random() == rng.random()
+    again = load_net(path)
+    x = torch.rand(3, 4, 9, 9)
+    net.eval()
+    torch.testing.assert_close(again(x)[0], net(x)[0])
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_model_file_and_errors(tmp_path):
+    net = build_net(NetConfig(width=7, height=7))
+    save_model(tmp_path / "m.pt", net)
+    assert load_checkpoint(tmp_path / "m.pt")["net_config"]["width"] == 7
+    with pytest.raises(CheckpointError, match="7x7 board, not 9x9"):
+        load_net(tmp_path / "m.pt", width=9, height=9)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_net(tmp_path / "missing.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_net(tmp_path / "junk.pt")
+    torch.save({"format": "gomoku-zero/1", "net_config": NetConfig().to_dict(),
+                "model": build_net(NetConfig(width=7, height=7)).state_dict()}, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match="do not fit"):
+        load_net(tmp_path / "bad.pt")

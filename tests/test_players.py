@@ -1,0 +1,233 @@
+"""Players: legal moves, no board changes, tactics (wins, blocks), spec parsing, the human prompt."""
+
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from gomoku.board import Board
+from gomoku.players import (PLAYER_SPECS_HELP, HeuristicPlayer, HumanPlayer, MinimaxPlayer, RandomPlayer,
+                            format_point, make_player, parse_point)
+
+
+def at(board: Board, *points):
+    return [board.location_to_move(p) for p in points]
+
+
+def position(xs, os_, width=9, height=9, n_in_row=5, start_player=1) -> Board:
+    """A board with the first player's stones ``xs`` and the second's ``os_``, played alternately."""
+    board = Board(width, height, n_in_row, start_player)
+    first, second = at(board, *xs), at(board, *os_)
+    assert len(first) - len(second) in (0, 1)
+    for i, move in enumerate(first):
+        board.do_move(move)
+        if i < len(second):
+            board.do_move(second[i])
+    assert not board.game_end()[0]
+    return board
+
+
+def random_midgame(seed: int, moves: int, width=9, height=9, n_in_row=5) -> Board:
+    rng = np.random.default_rng(seed)
+    board = Board(width, height, n_in_row)
+    while len(board.moves) < moves:
+        board.do_move(int(rng.choice(board.availables)))
+        if board.game_end()[0]:
+            board.undo_move()
+            break
+    return board
+
+
+def snapshot(board: Board):
+    return list(board.moves), dict(board.states), board.game_end(), board.current_state().tobytes()
+
+
+def all_players():
+    return [RandomPlayer(np.random.default_rng(0)), HeuristicPlayer(), HeuristicPlayer(np.random.default_rng(1)),
+            MinimaxPlayer(1), MinimaxPlayer(2), MinimaxPlayer(2, np.random.default_rng(2))]
+
+
+BOARDS = [
+    ("empty 9x9", lambda: Board()),
+    ("one stone", lambda: Board.from_moves([0])),
+    ("midgame 9x9", lambda: random_midgame(1, 24)),
+    ("6x6/4 start 2", lambda: Board(6, 6, 4, start_player=2)),
+    ("midgame 6x6/4", lambda: random_midgame(2, 14, 6, 6, 4)),
+    ("midgame 7x10/5", lambda: random_midgame(3, 20, 10, 7, 5)),
+    ("almost full 4x4/4", lambda: Board.from_moves([0, 2, 1, 3, 6, 4, 7, 5, 8, 10, 9, 11, 14, 12], 4, 4, 4)),
+]
+
+
+@pytest.mark.parametrize("make_board", [b for _, b in BOARDS], ids=[name for name, _ in BOARDS])
+def test_players_return_legal_moves_and_leave_the_board_alone(make_board):
+    for player in all_players():
+        board = make_board()
+        before = snapshot(board)
+        move = player.get_action(board)
+        assert snapshot(board) == before, player.name
+        assert isinstance(move, int) and move in board.availables, (player.name, move)
+
+
+def test_players_refuse_a_finished_game():
+    board = Board.from_moves([0, 9, 1, 10, 2, 11, 3, 12, 4])
+    for player in all_players():
+        with pytest.raises(ValueError, match="no legal move"):
+            player.get_action(board)
+
+
+# X to move. X can win at E5 (row 5, col E: X X . X X on row 5); O threatens on row 8.
+WIN_IN_ONE = dict(xs=[(4, 2), (4, 3), (4, 5), (4, 6)], os_=[(7, 0), (7, 1), (7, 2), (7, 3)])
+
+
+@pytest.mark.parametrize("player", [HeuristicPlayer(), HeuristicPlayer(np.random.default_rng(5)), MinimaxPlayer(1),
+                                    MinimaxPlayer(2), MinimaxPlayer(3), MinimaxPlayer(2, np.random.default_rng(5))],
+                         ids=lambda p: p.name)
+def test_takes_a_win_in_one(player):
+    board = position(**WIN_IN_ONE)
+    assert player.get_action(board) == board.location_to_move((4, 4))
+
+
+@pytest.mark.parametrize("os_,blocks", [
+    ([(7, 0), (7, 1), (7, 2), (7, 3)], [(7, 4)]),  # closed four at the edge
+    ([(2, 1), (3, 2), (5, 4), (6, 5)], [(4, 3)]),  # broken diagonal four: the gap
+    ([(1, 7), (2, 7), (3, 7), (4, 7)], [(0, 7), (5, 7)]),  # open four: either end (lost anyway)
+], ids=["closed", "broken", "open"])
+@pytest.mark.parametrize("player", [HeuristicPlayer(), MinimaxPlayer(1), MinimaxPlayer(2), MinimaxPlayer(3)],
+                         ids=lambda p: p.name)
+def test_blocks_a_four(player, os_, blocks):
+    # O (player 2) has four stones; X has scattered stones and no threat. X to move.
+    board = position(xs=[(0, 0), (8, 8), (0, 4), (8, 1), (6, 8)], os_=os_)
+    assert player.get_action(board) in at(board, *blocks)
+
+
+@pytest.mark.parametrize("player", [MinimaxPlayer(1), MinimaxPlayer(2)], ids=lambda p: p.name)
+def test_minimax_blocks_an_open_three(player):
+    # O has an open three on row 4 (cols C-E); X must stop it from becoming an open four.
+    board = position(xs=[(0, 0), (8, 8), (0, 8)], os_=[(4, 2), (4, 3), (4, 4)])
+    assert board.move_to_location(player.get_action(board)) in [(4, 1), (4, 5), (4, 0), (4, 6)]
+
+
+@pytest.mark.parametrize("player", [MinimaxPlayer(1), MinimaxPlayer(2)], ids=lambda p: p.name)
+def test_minimax_makes_an_open_four(player):
+    # X has an open three on row 5 and O nothing: X wins by making an open four.
+    board = position(xs=[(4, 3), (4, 4), (4, 5)], os_=[(0, 0), (8, 8)])
+    assert board.move_to_location(player.get_action(board)) in [(4, 2), (4, 6)]
+
+
+def test_minimax_plays_the_centre_on_an_empty_board():
+    assert MinimaxPlayer(2).get_action(Board()) == 40
+    assert MinimaxPlayer(2).get_action(Board(10, 7)) == 3 * 10 + 5
+
+
+def test_minimax_rejects_bad_depths():
+    for depth in [0, -1, 1.5, True]:
+        with pytest.raises(ValueError):
+            MinimaxPlayer(depth)
+
+
+def test_seeded_players_repeat():
+    board = random_midgame(4, 10)
+    for spec in ["random", "heuristic", "minimax:2"]:
+        first = [make_player(spec, seed=7).get_action(board) for _ in range(3)]
+        assert len(set(first)) == 1, spec
+
+
+# --------------------------------------------------------------------------- specs
+@pytest.mark.parametrize("spec,cls,name", [
+    ("random", RandomPlayer, "random"),
+    ("heuristic", HeuristicPlayer, "heuristic"),
+    ("minimax:1", MinimaxPlayer, "minimax:1"),
+    (" minimax:3 ", MinimaxPlayer, "minimax:3"),
+    ("human", HumanPlayer, "human"),
+])
+def test_make_player(spec, cls, name):
+    player = make_player(spec, seed=0)
+    assert type(player) is cls and player.name == name
+    assert make_player(spec).name == name
+
+
+@pytest.fixture
+def fake_ai(monkeypatch):
+    """A stand-in gomoku.ai that records how make_player calls it."""
+    calls = []
+
+    class PureMCTSPlayer:
+        def __init__(self, n_playout, seed=None):
+            calls.append(("pure", n_playout, seed))
+            self.name = f"pure:{n_playout}"
+
+    class AlphaZeroPlayer:
+        @classmethod
+        def from_checkpoint(cls, path, n_playout, seed=None):
+            calls.append(("az", path, n_playout, seed))
+            return cls()
+
+    module = types.ModuleType("gomoku.ai")
+    module.PureMCTSPlayer, module.AlphaZeroPlayer = PureMCTSPlayer, AlphaZeroPlayer
+    monkeypatch.setitem(sys.modules, "gomoku.ai", module)
+    return calls
+
+
+def test_make_player_wires_pure_and_az(fake_ai):
+    make_player("pure:1000", seed=3)
+    make_player("az:models/9x9.pt:400", seed=4)
+    make_player("az:runs/a:b/best.pt:50")
+    assert fake_ai == [("pure", 1000, 3), ("az", "models/9x9.pt", 400, 4), ("az", "runs/a:b/best.pt", 50, None)]
+
+
+@pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",
+                                  "minimax:0", "minimax:-1", "minimax:x", "minimax:2:3", "pure", "pure:",
+                                  "pure:0", "pure:1e3", "az", "az:model.pt", "az::400", "az:model.pt:",
+                                  "az:model.pt:many", "AZ:m.pt:4", "Random"])
+def test_bad_specs_list_the_valid_forms(spec, fake_ai):
+    with pytest.raises(ValueError, match="valid forms") as info:
+        make_player(spec)
+    assert PLAYER_SPECS_HELP in str(info.value) and repr(spec) in str(info.value)
+    assert fake_ai == []
+
+
+def test_pure_mcts_with_the_real_module():
+    pytest.importorskip("gomoku.ai")
+    player = make_player("pure:50", seed=0)
+    board = random_midgame(5, 12)
+    before = snapshot(board)
+    assert player.get_action(board) in board.availables and snapshot(board) == before
+
+
+def test_importing_players_and_arena_skips_torch_and_pygame():
+    code = ("import sys, gomoku.players, gomoku.arena; "
+            "assert 'torch' not in sys.modules and 'pygame' not in sys.modules, sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------- human
+def test_point_names():
+    board = Board()
+    assert format_point(board, 40) == "E5" and parse_point(board, " e5 ") == 40
+    assert parse_point(board, "A1") == 0 and parse_point(board, "I9") == 80
+    for text in ["", "5,5", "E", "55", "J1", "A10", "A0", "EE5"]:
+        with pytest.raises(ValueError):
+            parse_point(board, text)
+    wide = Board(10, 7)
+    assert parse_point(wide, "J7") == 69 and format_point(wide, 69) == "J7"
+
+
+def test_human_player_asks_again_until_the_move_is_legal():
+    board = Board.from_moves([40])  # E5 taken
+    answers = iter(["hello", "Z9", "E5", "A10", "c2"])
+    prompts, output = [], []
+
+    def fake_input(prompt):
+        prompts.append(prompt)
+        return next(answers)
+
+    player = HumanPlayer(input_fn=fake_input, output_fn=output.append)
+    assert player.get_action(board) == board.location_to_move((1, 2))  # C2
+    assert board.moves == [40]
+    assert len(prompts) == 5 and "O" in prompts[0] and "E5" in prompts[0]
+    text = "\n".join(output)
+    assert str(board) in text and "last move: E5" in text
+    assert "bad input 'hello'" in text and "bad input 'Z9'" in text and "bad input 'A10'" in text
+    assert "E5 is already taken" in text

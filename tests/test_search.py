@@ -1,0 +1,218 @@
+"""The array-based search: value signs, tactics, equivalence with the reference, reuse, batching."""
+
+import numpy as np
+import pytest
+
+from gomoku import Board
+from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, UniformEvaluator, visit_policy
+from mcts.geometry import Geometry
+from mcts.reference import ReferenceMCTS
+
+
+class HashEvaluator:
+    """A deterministic stub: priors and value drawn from a hash of the position."""
+
+    def __init__(self):
+        self.calls = 0
+        self.positions = 0
+
+    def evaluate_batch(self, planes, legal):
+        self.calls += 1
+        self.positions += len(planes)
+        priors, values = [], []
+        for p, ok in zip(planes, legal):
+            rng = np.random.default_rng(int.from_bytes(np.packbits(p > 0).tobytes(), "little") % 2**32)
+            prior = rng.random(ok.size) * ok
+            priors.append(prior / prior.sum())
+            values.append(rng.uniform(-1, 1))
+        return np.array(priors, dtype=np.float32), np.array(values)
+
+
+class ConstantEvaluator:
+    """Uniform priors, and a fixed value for the player to move (to check the sign convention)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def evaluate_batch(self, planes, legal):
+        return legal / legal.sum(1, keepdims=True), np.full(len(planes), self.value)
+
+
+def search(board, evaluator=None, n=200, **kwargs):
+    evaluator = evaluator or UniformEvaluator()
+    mcts = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
+                       SearchConfig(n_playout=n, **kwargs), rng=np.random.default_rng(0))
+    return mcts.search([board])[0]
+
+
+def test_visits_sum_to_playouts_minus_root_expansion():
+    result = search(Board(), n=100)
+    assert result.visits.sum() == 99  # the first playout expands the root, as in the classic
+    assert result.playouts == 100
+
+
+def test_value_sign_convention():
+    """Evaluator values are for the player to move; root statistics are for the root's player."""
+    board = Board.from_moves([40])
+    # One playout below the root: the leaf's +0.5 (good for the opponent) is -0.5 for us.
+    assert search(board, ConstantEvaluator(0.5), n=2).value == pytest.approx(-0.5)
+    assert search(board, ConstantEvaluator(-0.5), n=2).value == pytest.approx(0.5)
+    # Two playouts: the second goes back down the same (good-looking) edge to depth 2, where the
+    # leaf's -0.5 is for the root's player (two plies down): the edge's sum is +0.5 - 0.5 = 0.
+    result = search(board, ConstantEvaluator(-0.5), n=3)
+    assert result.visits.max() == 2 and result.visits.sum() == 2
+    assert result.value == pytest.approx(0.0)
+
+
+# Both sides have a four (black on row 4, white on row 8); black to move wins at 40.
+BOTH_FOUR = [36, 72, 37, 73, 38, 74, 39, 75]
+# Black has a four on row 4 (cols 0-3, closed by the edge); white to move must block at 40.
+BLACK_FOUR = [36, 0, 37, 8, 38, 72, 39]
+
+
+def test_takes_a_win_in_one_with_a_stub_evaluator():
+    assert search(Board.from_moves(BOTH_FOUR), UniformEvaluator(), n=300).best_move() == 40
+
+
+def test_pure_mcts_takes_a_win_in_one():
+    rollouts = RolloutEvaluator(9, 9, 5, np.random.default_rng(1))
+    assert search(Board.from_moves(BOTH_FOUR), rollouts, n=1000).best_move() == 40
+
+
+def test_blocks_a_four_with_a_stub_evaluator():
+    # Every non-blocking reply loses to 40 two plies down; uniform priors need a few thousand
+    # playouts to see that for all 72 replies (cheap with a stub evaluator).
+    assert search(Board.from_moves(BLACK_FOUR), UniformEvaluator(), n=4000).best_move() == 40
+
+
+def test_terminal_win_valued_exactly():
+    board = Board.from_moves(BOTH_FOUR)
+    result = search(board, ConstantEvaluator(0.0), n=100)
+    # Every other edge is worth 0; the winning one is worth exactly +1 on each visit.
+    assert result.visits[40] > 50
+    assert result.value == pytest.approx(result.visits[40] / result.visits.sum())
+
+
+@pytest.mark.parametrize("noise", [False, True])
+@pytest.mark.parametrize("moves", [[], [40, 41, 31, 49], BLACK_FOUR])
+def test_matches_reference_search(noise, moves):
+    board = Board.from_moves(moves)
+    ref = ReferenceMCTS(HashEvaluator(), n_playout=150, noise=noise, rng=np.random.default_rng(3))
+    fast = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=150, noise=noise),
+                       rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
+
+
+def test_matches_reference_on_other_shapes():
+    for width, height, n in ((6, 6, 4), (7, 5, 4)):
+        board = Board(width, height, n)
+        ref = ReferenceMCTS(HashEvaluator(), n_playout=120, rng=np.random.default_rng(0))
+        fast = BatchedMCTS(HashEvaluator(), width, height, n, SearchConfig(n_playout=120))
+        np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
+
+
+def test_batched_trees_match_single_trees():
+    boards = [Board.from_moves(m) for m in ([], [40], [40, 41, 30])]
+    together = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=80), n_trees=3).search(boards)
+    for board, result in zip(boards, together):
+        alone = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=80)).search([board])[0]
+        np.testing.assert_array_equal(alone.visits, result.visits)
+
+
+def test_one_evaluator_call_per_step_for_all_trees():
+    evaluator = HashEvaluator()
+    boards = [Board.from_moves([m]) for m in range(8)]
+    BatchedMCTS(evaluator, 9, 9, 5, SearchConfig(n_playout=20), n_trees=8).search(boards)
+    assert evaluator.calls <= 20  # one call for the roots, then at most one per playout step
+    assert evaluator.positions <= 8 * 20
+
+
+def test_tree_reuse_keeps_the_subtree():
+    mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=200))
+    board = Board()
+    first = mcts.search([board])[0]
+    move = first.best_move()
+    kept = first.visits[move]
+    board.do_move(move)
+    second = mcts.search([board])[0]
+    assert second.visits.sum() == pytest.approx(kept - 1 + 200)  # old visits below + new playouts
+
+
+def test_no_reuse_matches_fresh_search():
+    board = Board.from_moves([40])
+    mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=60, reuse_tree=False))
+    mcts.search([Board()])
+    again = mcts.search([board])[0].visits
+    fresh = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=60)).search([board])[0].visits
+    np.testing.assert_array_equal(again, fresh)
+
+
+def test_noise_only_changes_root_priors_when_asked():
+    board = Board.from_moves([40])
+    plain = search(board, HashEvaluator(), n=10)
+    noisy = search(board, HashEvaluator(), n=10, noise=True)
+    assert not np.allclose(plain.priors, noisy.priors)
+    assert noisy.priors.sum() == pytest.approx(1.0)
+    assert noisy.priors[40] == 0.0  # occupied point gets no noise
+    again = search(board, HashEvaluator(), n=10)
+    np.testing.assert_array_equal(plain.priors, again.priors)
+
+
+def test_virtual_loss_batching_counts_every_playout():
+    evaluator = HashEvaluator()
+    result = search(Board.from_moves([40]), evaluator, n=200, leaves_per_step=8)
+    assert result.visits.sum() == 199
+    assert evaluator.calls < 60
+    blocked = search(Board.from_moves(BLACK_FOUR), UniformEvaluator(), n=4000, leaves_per_step=8)
+    assert blocked.best_move() == 40
+
+
+def test_ended_position_is_refused():
+    board = Board.from_moves([36, 0, 37, 8, 38, 72, 39, 80, 40])
+    with pytest.raises(ValueError, match="ended"):
+        search(board)
+
+
+def test_visit_policy_temperatures():
+    visits = np.array([0.0, 10.0, 30.0, 30.0])
+    np.testing.assert_allclose(visit_policy(visits, 1.0), [0, 1 / 7, 3 / 7, 3 / 7])
+    np.testing.assert_allclose(visit_policy(visits, 0.0), [0, 0, 0.5, 0.5])
+    sharp = visit_policy(np.array([1.0, 2.0]), 0.5)
+    np.testing.assert_allclose(sharp, [0.2, 0.8])
+
+
+def test_geometry_win_check_matches_board():
+    rng = np.random.default_rng(0)
+    for width, height, n in ((9, 9, 5), (6, 6, 4), (10, 7, 5)):
+        g = Geometry(width, height, n)
+        for _ in range(20):
+            board = Board(width, height, n)
+            cells = np.zeros((1, width * height + 1), dtype=np.int8)
+            while not board.game_end()[0]:
+                move = int(rng.choice(board.availables))
+                colour = 1 if len(board.moves) % 2 == 0 else 2
+                board.do_move(move)
+                cells[0, move] = colour
+                assert g.wins(cells, np.array([move]), np.array([colour]))[0] == (board.winner != -1)
+
+
+def test_rollouts_are_unbiased_random_playouts():
+    """Outcome frequencies of the vectorised rollout match move-by-move random playouts."""
+    board = Board(5, 5, 4)
+    for move in (12, 6):
+        board.do_move(move)
+    rollout = RolloutEvaluator(5, 5, 4, np.random.default_rng(0))
+    planes = np.repeat(board.current_state()[None], 4000, axis=0)
+    legal = np.repeat((board.current_state()[:2].sum(0).ravel() == 0)[None], 4000, axis=0)
+    _, values = rollout.evaluate_batch(planes, legal)
+    rng = np.random.default_rng(1)
+    slow = []
+    for _ in range(4000):
+        b = board.copy()
+        while not b.game_end()[0]:
+            b.do_move(int(rng.choice(b.availables)))
+        winner = b.game_end()[1]
+        slow.append(0.0 if winner == -1 else (1.0 if winner == board.current_player else -1.0))
+    slow = np.array(slow)
+    for outcome in (-1.0, 0.0, 1.0):
+        assert abs(np.mean(values == outcome) - np.mean(slow == outcome)) < 0.04
