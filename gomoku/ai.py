@@ -43,7 +43,11 @@ class SearchPlayer(Player):
         if self._search is not None:
             self._search.reset()
 
+    def check_board(self, board: Board) -> None:
+        """Raise ValueError when this player cannot play on ``board`` (the net's size, say)."""
+
     def _searcher(self, board: Board) -> BatchedMCTS:
+        self.check_board(board)
         shape = (board.width, board.height, board.n_in_row)
         if self._search is None or self._shape != shape:
             rng = np.random.default_rng(self.seed)
@@ -106,7 +110,14 @@ class AlphaZeroPlayer(SearchPlayer):
         config = SearchConfig(n_playout=n_playout, c_puct=c_puct, noise=False, reuse_tree=True,
                               leaves_per_step=leaves_per_step)
         self.evaluator = evaluator
+        self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         super().__init__(name or f"az:{n_playout}", lambda board, rng: evaluator, config, seed, seconds)
+
+    def check_board(self, board: Board) -> None:
+        c = self.net_config
+        if c is not None and (c.width, c.height) != (board.width, board.height):
+            raise ValueError(f"{self.name}: the net is for a {c.width}x{c.height} board, "
+                             f"not {board.width}x{board.height}")
 
     @classmethod
     def from_checkpoint(cls, path: str, n_playout: int = 400, seed: int | None = None,

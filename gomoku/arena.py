@@ -181,12 +181,75 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
+def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
+    """One game of an ``evaluate`` match, with players built fresh from their specs and seeds."""
+    match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, seconds = job
+    player = make_player(player_spec, seed=seeds[0], seconds=seconds)
+    opponent = make_player(opponent_spec, seed=seeds[1], seconds=seconds)
+    first, second = (player, opponent) if index % 2 == 0 else (opponent, player)
+    return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
+
+
+def _init_worker() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch  # players may load a net: one thread per process, or they fight over the cores
+
+    torch.set_num_threads(1)
+
+
 def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
-             width: int = 9, height: int = 9, n_in_row: int = 5, progress: bool = False) -> list[MatchResult]:
-    """One match of ``player_spec`` against each opponent spec; fresh players with derived seeds."""
-    seeds = derive_seeds(seed, 2 * len(opponent_specs))
-    # Build every player before the first game, so that a bad spec fails at once.
-    pairs = [(make_player(player_spec, seed=seeds[2 * index]), make_player(spec, seed=seeds[2 * index + 1]))
-             for index, spec in enumerate(opponent_specs)]
-    return [play_match(player, opponent, games, width, height, n_in_row, progress=progress)
-            for player, opponent in pairs]
+             width: int = 9, height: int = 9, n_in_row: int = 5, progress: bool = False,
+             workers: int = 1, seconds: float | None = None) -> list[MatchResult]:
+    """One match of ``player_spec`` against each opponent spec, colours alternating.
+
+    Every game gets fresh players with seeds derived from ``seed`` and the game's place, so the
+    results are the same whatever ``workers`` (processes playing games in parallel) is.
+    ``seconds`` caps the thinking time per move of the search players.
+    """
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    for spec in (player_spec, *opponent_specs):  # fail at once on a bad spec or checkpoint
+        make_player(spec, seed=0, seconds=seconds)
+    seeds = derive_seeds(seed, 2 * len(opponent_specs) * games)
+    jobs = [(m, i, player_spec, spec, seeds[2 * (m * games + i): 2 * (m * games + i) + 2], width, height,
+             n_in_row, seconds) for m, spec in enumerate(opponent_specs) for i in range(games)]
+    results = [MatchResult(player_spec, spec) for spec in opponent_specs]
+    records: dict[tuple[int, int], GameRecord] = {}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(jobs), desc=f"{player_spec} vs {len(opponent_specs)} opponent(s)", unit="game")
+    try:
+        if workers > 1:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init_worker) as pool:
+                for future in as_completed([pool.submit(_play_one, job) for job in jobs]):
+                    match, index, record = future.result()
+                    records[match, index] = record
+                    if bar is not None:
+                        bar.update(1)
+        else:
+            for job in jobs:
+                match, index, record = _play_one(job)
+                records[match, index] = record
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    for (match, index), record in sorted(records.items()):
+        result = results[match]
+        result.player, result.opponent = record.players[index % 2], record.players[1 - index % 2]
+        own_stone = 1 if index % 2 == 0 else 2
+        if record.winner == DRAW:
+            result.draws += 1
+        elif record.winner == own_stone:
+            result.wins += 1
+        else:
+            result.losses += 1
+        result.records.append(record)
+    return results

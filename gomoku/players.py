@@ -429,8 +429,12 @@ def _positive_int(text: str, spec: str, what: str) -> int:
     return int(text)
 
 
-def make_player(spec: str, seed: int | None = None) -> Player:
-    """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable."""
+def make_player(spec: str, seed: int | None = None, seconds: float | None = None) -> Player:
+    """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
+
+    ``seconds`` caps the thinking time per move of the search players (pure, az); the others
+    ignore it.
+    """
     kind, _, rest = spec.strip().partition(":")
     if kind == "random" and not rest:
         return RandomPlayer(np.random.default_rng(seed))
@@ -444,12 +448,12 @@ def make_player(spec: str, seed: int | None = None) -> Player:
     if kind == "pure":
         playouts = _positive_int(rest, spec, "PLAYOUTS")
         from gomoku.ai import PureMCTSPlayer  # lazy: keeps search code out of light imports
-        return PureMCTSPlayer(n_playout=playouts, seed=seed)
+        return PureMCTSPlayer(n_playout=playouts, seed=seed, seconds=seconds)
     if kind == "az":
         path, sep, playouts_text = rest.rpartition(":")
         if not sep or not path:
             raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS")
         playouts = _positive_int(playouts_text, spec, "PLAYOUTS")
         from gomoku.ai import AlphaZeroPlayer  # lazy: imports torch
-        return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed)
+        return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=seconds)
     raise _bad_spec(spec)

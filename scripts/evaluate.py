@@ -45,6 +45,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--workers", type=int, default=1, help="processes playing games in parallel "
+                        "(the results do not depend on it)")
+    parser.add_argument("--seconds", type=float, help="thinking time cap per move for pure/az players "
+                        "(next to their playout count)")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -70,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     opponents = args.opponents or list(PURE_MCTS_LADDER)
     try:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
-                           height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress)
+                           height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
+                           workers=args.workers, seconds=args.seconds)
     except ValueError as error:  # a bad spec or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -154,13 +154,13 @@ def fake_ai(monkeypatch):
     calls = []
 
     class PureMCTSPlayer:
-        def __init__(self, n_playout, seed=None):
+        def __init__(self, n_playout, seed=None, seconds=None):
             calls.append(("pure", n_playout, seed))
             self.name = f"pure:{n_playout}"
 
     class AlphaZeroPlayer:
         @classmethod
-        def from_checkpoint(cls, path, n_playout, seed=None):
+        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None):
             calls.append(("az", path, n_playout, seed))
             return cls()
 

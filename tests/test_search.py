@@ -216,3 +216,11 @@ def test_rollouts_are_unbiased_random_playouts():
     slow = np.array(slow)
     for outcome in (-1.0, 0.0, 1.0):
         assert abs(np.mean(values == outcome) - np.mean(slow == outcome)) < 0.04
+
+
+def test_pure_mcts_matches_the_reference_rollout_search():
+    """Pure MCTS = the search with a rollout evaluator; the fast one computes the same as the plain one."""
+    board = Board.from_moves([40, 41, 31])
+    ref = ReferenceMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), n_playout=300)
+    fast = BatchedMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), 9, 9, 5, SearchConfig(n_playout=300))
+    np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)

@@ -1,0 +1,33 @@
+"""An evaluator for the search (``mcts.evaluators.Evaluator``) on onnxruntime.
+
+Same contract and same output as ``nets.NetEvaluator`` on the torch net the model was exported
+from (see ``nets.onnx_export``): priors over the legal moves, renormalised (uniform when the net
+puts no mass on them), and values for the player to move. onnxruntime is imported on construction.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from nets.model import NetConfig
+from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, onnx_session, read_net_config
+
+
+class OnnxEvaluator:
+    """Evaluates batches with an exported model on the CPU (``threads`` intra-op threads)."""
+
+    def __init__(self, path: str | os.PathLike, threads: int = 1):
+        self.path = str(path)
+        self.session = onnx_session(path, threads)
+        self.config: NetConfig | None = read_net_config(path)
+
+    def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = np.ascontiguousarray(planes, dtype=np.float32)
+        log_policy, value = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: x})
+        priors = np.exp(log_policy) * legal
+        totals = priors.sum(axis=1, keepdims=True)
+        uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
+        priors = np.where(totals > 0, priors / np.where(totals > 0, totals, 1.0), uniform)
+        return priors, value.astype(np.float64)

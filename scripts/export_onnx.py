@@ -1,0 +1,154 @@
+"""Export a model to ONNX, check it against torch, and optionally time both on the CPU.
+
+    python scripts/export_onnx.py                          # models/9x9.pt -> models/9x9.onnx
+    python scripts/export_onnx.py runs/9x9/best.pt /tmp/best.onnx
+    python scripts/export_onnx.py --bench                  # also: latency and search speed, 1 thread
+
+The check runs the exported model (onnxruntime) and the torch net on random boards (batch sizes
+1 and 37) and exits with status 1 if the log-policy or the value differ by more than the
+tolerance. Needs the optional extra: pip install -e '.[onnx]' (onnx, onnxruntime).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+try:
+    import gomoku  # noqa: F401  (installed, or run from the repo root with it on the path)
+except ImportError:  # run as a plain script from a checkout: make the repo root importable
+    sys.path.insert(0, str(REPO_ROOT))
+
+DEFAULT_MODEL = Path("models/9x9.pt")
+DEFAULT_OUT = Path("models/9x9.onnx")
+EXIT_MISMATCH = 1
+EXIT_USAGE = 2
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from nets.onnx_export import CHECK_TOLERANCE, DEFAULT_OPSET
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", nargs="?", type=Path, default=DEFAULT_MODEL,
+                        help=f"model or training checkpoint (default {DEFAULT_MODEL})")
+    parser.add_argument("out", nargs="?", type=Path, help="ONNX file to write (default: the model's "
+                        f"path with .onnx, i.e. {DEFAULT_OUT} for the default model)")
+    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET, help="ONNX opset version")
+    parser.add_argument("--exporter", choices=("auto", "legacy", "dynamo"), default="auto",
+                        help="torch.onnx exporter: dynamo needs onnxscript; auto uses it when present")
+    parser.add_argument("--tolerance", type=float, default=CHECK_TOLERANCE,
+                        help="largest max-abs difference of log-policy and value accepted")
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 37], metavar="B",
+                        help="batch sizes of the check")
+    parser.add_argument("--bench", action="store_true",
+                        help="time single-position evaluation and a 400-playout search, torch vs onnxruntime")
+    parser.add_argument("--bench-playouts", type=int, default=400, help="playouts per move in the search bench")
+    parser.add_argument("--bench-moves", type=int, default=12, help="moves searched in the search bench")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = args.model.with_suffix(".onnx")
+    return args
+
+
+# ---------------------------------------------------------------------------- bench
+def _median_us(fn, repeats: int, rounds: int = 5) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        samples.append((time.perf_counter() - start) / repeats * 1e6)
+    return statistics.median(samples)
+
+
+def _search_speed(evaluator, playouts: int, moves: int) -> float:
+    """Playouts per second of a single-game search (tree reused) over the first ``moves`` moves."""
+    import numpy as np
+
+    from gomoku import Board
+    from mcts import BatchedMCTS, SearchConfig
+
+    board = Board()
+    search = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
+                         SearchConfig(n_playout=playouts), rng=np.random.default_rng(0))
+    start = time.perf_counter()
+    done = 0
+    for _ in range(moves):
+        if board.game_end()[0]:
+            break
+        result = search.search([board])[0]
+        done += playouts
+        board.do_move(result.best_move())
+    return done / (time.perf_counter() - start)
+
+
+def bench(net, onnx_path: Path, playouts: int, moves: int) -> dict[str, float]:
+    """Single-position latency (us) and search speed (playouts/s), torch vs onnxruntime, 1 thread."""
+    import numpy as np
+    import torch
+
+    from mcts import evaluate
+    from nets import NetEvaluator
+    from nets.onnx_evaluator import OnnxEvaluator
+    from gomoku import Board
+
+    torch.set_num_threads(1)
+    evaluators = {"torch": NetEvaluator(net, "cpu"), "onnxruntime": OnnxEvaluator(onnx_path, threads=1)}
+    board = Board.from_moves([40, 41, 31, 49], net.config.width, net.config.height)
+    planes = board.current_state()[None]
+    legal = np.zeros((1, board.size), dtype=bool)
+    legal[0, board.availables] = True
+    results = {}
+    for name, evaluator in evaluators.items():
+        for _ in range(50):  # warm up
+            evaluator.evaluate_batch(planes, legal)
+        evaluate(evaluator, board)
+    for name, evaluator in evaluators.items():
+        results[f"{name}_latency_us"] = _median_us(lambda: evaluator.evaluate_batch(planes, legal), 300)
+    for name, evaluator in evaluators.items():
+        results[f"{name}_playouts_per_s"] = _search_speed(evaluator, playouts, moves)
+    return results
+
+
+# ---------------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        from nets import CheckpointError, load_net
+        from nets.onnx_export import OnnxCheckError, check_onnx, export_onnx, require
+        require("onnx")
+        require("onnxruntime")
+    except ImportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        net = load_net(args.model)
+    except CheckpointError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    export_onnx(net, args.out, opset=args.opset, exporter=args.exporter)
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB, {net.config.arch} "
+          f"{net.config.width}x{net.config.height}, opset {args.opset})")
+    try:
+        report = check_onnx(net, args.out, batch_sizes=args.batch_sizes, tolerance=args.tolerance)
+    except OnnxCheckError as error:
+        print(f"CHECK FAILED: {error}", file=sys.stderr)
+        return EXIT_MISMATCH
+    print(f"check passed: {report}")
+    if args.bench:
+        results = bench(net, args.out, args.bench_playouts, args.bench_moves)
+        print(f"single-position evaluate_batch, 1 thread: torch {results['torch_latency_us']:.0f} us, "
+              f"onnxruntime {results['onnxruntime_latency_us']:.0f} us")
+        print(f"single-game search, {args.bench_playouts} playouts/move, {args.bench_moves} moves: "
+              f"torch {results['torch_playouts_per_s']:.0f} playouts/s, "
+              f"onnxruntime {results['onnxruntime_playouts_per_s']:.0f} playouts/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

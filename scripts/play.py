@@ -1,0 +1,94 @@
+"""Play five in a row against the AI in a window.
+
+    python scripts/play.py                      # you play Black against the shipped model, az:models/9x9.pt:400
+    python scripts/play.py --first ai           # the AI plays Black and moves first
+    python scripts/play.py --opponent minimax:2 # any player spec as the AI (see below)
+
+Click an intersection to play. Keys (also buttons in the window): N new game, U undo your last move
+and the AI's reply, S swap colours, M move numbers, A analysis view, Esc quit.
+Without a trained model at models/9x9.pt the AI falls back to pure MCTS (pure:2000) and says so.
+
+    python scripts/play.py --moves E5,D4,E4 --screenshot docs/screenshot.png   # README picture, headless
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+try:
+    import gomoku  # noqa: F401  (installed, or run from the repo root with it on the path)
+except ImportError:  # run as a plain script from a checkout: make the repo root importable
+    sys.path.insert(0, str(REPO_ROOT))
+
+from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
+
+DEFAULT_MODEL = Path("models/9x9.pt")
+DEFAULT_PLAYOUTS = 400
+EXIT_USAGE = 2
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"player specs for --opponent:\n{PLAYER_SPECS_HELP}")
+    parser.add_argument("--model", type=Path, help=f"the AI's model (default: {DEFAULT_MODEL})")
+    parser.add_argument("--playouts", type=int, default=DEFAULT_PLAYOUTS,
+                        help="MCTS playouts per AI move with the model (default: %(default)s)")
+    parser.add_argument("--opponent", metavar="SPEC", help="any player spec as the AI, instead of the model")
+    parser.add_argument("--first", choices=("human", "ai"), default="human",
+                        help="who plays Black and moves first (default: %(default)s)")
+    parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
+    parser.add_argument("--size", type=int, default=9, help="board width and height; the model must be "
+                        "trained for it (default: %(default)s)")
+    parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
+    parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "
+                        "(column letter, row number from the top)")
+    parser.add_argument("--numbers", action="store_true", help="show move numbers on the stones")
+    parser.add_argument("--no-analysis", action="store_true", help="start with the analysis view hidden")
+    parser.add_argument("--screenshot", type=Path, metavar="PATH",
+                        help="save the window as a PNG once the AI has answered (or at once when it is "
+                        "your move), then exit; runs without a visible window")
+    args = parser.parse_args(argv)
+    if args.playouts < 1:
+        parser.error("--playouts must be at least 1")
+    return args
+
+
+def default_model() -> Path:
+    """models/9x9.pt of this checkout, shown relative when run from the repo root."""
+    return DEFAULT_MODEL if Path.cwd().resolve() == REPO_ROOT else REPO_ROOT / DEFAULT_MODEL
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    if args.screenshot is not None:  # no window needed: render off screen, no sound either way
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    try:
+        from gomoku.app import PlayApp, SetupError
+    except ImportError as error:
+        print(f"error: the window needs pygame ({error}); install it with: python -m pip install pygame",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        app = PlayApp(args.opponent, model=args.model or default_model(), playouts=args.playouts,
+                      size=args.size, human_first=not (args.ai_first or args.first == "ai"), seed=args.seed,
+                      moves=args.moves, show_analysis=not args.no_analysis, show_numbers=args.numbers,
+                      screenshot=args.screenshot)
+    except SetupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    app.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The search players: pure MCTS and the AlphaZero player built from checkpoints."""
+
+import numpy as np
+import pytest
+
+from gomoku import Board
+from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
+from gomoku.players import make_player
+from nets import NetConfig, build_net, save_model
+
+BOTH_FOUR = [36, 72, 37, 73, 38, 74, 39, 75]  # black to move wins at 40
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    path = tmp_path / "random9.pt"
+    save_model(path, build_net(NetConfig()))
+    return path
+
+
+def test_pure_player_is_seeded_and_leaves_the_board_alone():
+    board = Board.from_moves([40, 41])
+    moves = [PureMCTSPlayer(200, seed=5).get_action(board) for _ in range(2)]
+    assert moves[0] == moves[1] and board.moves == [40, 41]
+    assert make_player("pure:1000", seed=1).get_action(Board.from_moves(BOTH_FOUR)) == 40
+
+
+def test_az_player_from_checkpoint(model_path):
+    player = make_player(f"az:{model_path}:100", seed=0)
+    assert isinstance(player, AlphaZeroPlayer)
+    assert not player.config.noise  # noise is for self-play only
+    board = Board.from_moves(BOTH_FOUR)
+    assert player.get_action(board) == 40
+    result = player.last_result
+    assert result.visits.sum() == 99 and -1 <= result.value <= 1
+    with pytest.raises(ValueError, match="9x9 board, not 7x7"):
+        player.get_action(Board(7, 7, 5))
+
+
+def test_analyse_in_rounds_reports_progress_and_stops(model_path):
+    player = AlphaZeroPlayer.from_checkpoint(str(model_path), n_playout=400, seed=0)
+    seen = []
+    result = player.analyse(Board(), on_progress=lambda r: seen.append(r.visits.sum()),
+                            should_stop=lambda: len(seen) >= 3)
+    assert len(seen) == 3 and result.playouts == 150
+    assert seen == sorted(seen)
+
+
+def test_time_budget_caps_the_search():
+    player = make_player("pure:100000", seed=0, seconds=0.05)
+    player.get_action(Board())
+    assert player.last_result.playouts < 100000

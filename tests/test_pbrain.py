@@ -1,0 +1,337 @@
+"""The pbrain (Gomocup / Piskvork) engine, driven as a subprocess through its protocol.
+
+Every read has a timeout, so a hung engine fails a test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gomoku import Board
+from gomoku.pbrain import (ABOUT, EngineOptions, PbrainEngine, ProtocolError, forced_move,
+                           rebuild_board)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = REPO_ROOT / "scripts" / "pbrain.py"
+WRAPPER = REPO_ROOT / "scripts" / "pbrain-gomoku-zero"
+READ_TIMEOUT = 20.0  # seconds for one answer (a loaded machine, torch imports)
+
+
+class Engine:
+    """A running engine: send lines, read answers with a timeout."""
+
+    def __init__(self, *args: str, command: list[str] | None = None):
+        env = dict(os.environ, PYTHON=sys.executable)
+        self.process = subprocess.Popen(
+            command or [sys.executable, str(SCRIPT), *args], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, cwd=REPO_ROOT, env=env)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._pump_stderr, daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        for line in self.process.stderr:
+            self.stderr.append(line)
+
+    def send(self, *lines: str) -> None:
+        for line in lines:
+            self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def read(self, timeout: float = READ_TIMEOUT, skip_messages: bool = True) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no answer within {timeout} s; stderr: {''.join(self.stderr)[-2000:]}")
+            if line is None:
+                raise AssertionError(f"engine exited; stderr: {''.join(self.stderr)[-2000:]}")
+            if skip_messages and line.startswith(("MESSAGE", "DEBUG")):
+                continue
+            return line
+
+    def ask(self, *lines: str, timeout: float = READ_TIMEOUT) -> str:
+        self.send(*lines)
+        return self.read(timeout)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.send("END")
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def engine_factory():
+    engines: list[Engine] = []
+
+    def make(*args: str, **kwargs) -> Engine:
+        engine = Engine(*args, **kwargs)
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+def parse_move(board: Board, answer: str) -> int:
+    x_text, sep, y_text = answer.partition(",")
+    assert sep and x_text.isdigit() and y_text.isdigit(), f"not a move: {answer!r}"
+    x, y = int(x_text), int(y_text)
+    assert 0 <= x < board.width and 0 <= y < board.height, answer
+    move = y * board.width + x
+    assert board.stone(move) == 0, f"engine played on an occupied point: {answer}"
+    return move
+
+
+def xy(move: int, width: int = 9) -> str:
+    return f"{move % width},{move // width}"
+
+
+def play_game(engine: Engine, engine_first: bool, rng: np.random.Generator) -> Board:
+    """A whole game against a random legal mover; every engine answer is checked."""
+    board = Board()
+    if engine_first:
+        board.do_move(parse_move(board, engine.ask("BEGIN")))
+    while not board.game_end()[0]:
+        ours = int(rng.choice(board.availables))
+        board.do_move(ours)
+        if board.game_end()[0]:
+            break
+        board.do_move(parse_move(board, engine.ask(f"TURN {xy(ours)}")))
+    return board
+
+
+# ---------------------------------------------------------------------------- subprocess
+def test_full_games_against_a_random_mover(engine_factory):
+    engine = engine_factory("--opponent", "pure:200", "--seed", "1")
+    assert engine.ask("ABOUT") == ABOUT
+    assert engine.ask("START 9") == "OK"
+    rng = np.random.default_rng(0)
+    board = play_game(engine, engine_first=True, rng=rng)
+    ended, winner = board.game_end()
+    assert ended
+    # Once the game is over, a further move is refused and the engine keeps serving.
+    if board.availables:
+        assert engine.ask(f"TURN {xy(board.availables[0])}").startswith("ERROR")
+    assert engine.ask("RESTART") == "OK"
+    board = play_game(engine, engine_first=False, rng=rng)
+    assert board.game_end()[0]
+    assert engine.ask("ABOUT") == ABOUT
+
+
+def test_board_command_and_takeback(engine_factory):
+    engine = engine_factory("--opponent", "pure:200", "--seed", "2")
+    assert engine.ask("START 9") == "OK"
+    # Engine moved first (two stones each), listed out of order and with a who=3 mark.
+    stones = [(4, 4, 1), (3, 3, 2), (5, 5, 1), (0, 8, 3), (2, 6, 2)]
+    answer = engine.ask("BOARD", *(f"{x},{y},{w}" for x, y, w in stones), "DONE")
+    board = rebuild_board(9, 9, [40, 50], [30, 56])
+    move = parse_move(board, answer)
+    # Engine moved second (one stone fewer).
+    answer = engine.ask("BOARD", "4,4,2", "0,0,1", "8,8,2", "DONE")
+    parse_move(rebuild_board(9, 9, [0], [40, 80]), answer)
+    # Counts that cannot happen with the engine to move.
+    assert engine.ask("BOARD", "4,4,1", "0,0,1", "DONE").startswith("ERROR")
+    assert engine.ask("BOARD", "4,4,2", "0,0,2", "1,1,2", "DONE").startswith("ERROR")
+    # A position where the opponent already has five in a row.
+    five = [f"{x},0,2" for x in range(5)] + [f"{x},8,1" for x in range(4)]
+    assert engine.ask("BOARD", *five, "DONE").startswith("ERROR")
+    # TAKEBACK of the engine's last move, and of a point that is not the last move.
+    answer = engine.ask("BOARD", "4,4,2", "DONE")
+    assert answer != "4,4"
+    assert engine.ask("TAKEBACK 4,4").startswith("ERROR")
+    assert engine.ask(f"TAKEBACK {answer}") == "OK"
+    assert engine.ask(f"TAKEBACK {answer}").startswith("ERROR")  # no stone there any more
+    assert engine.ask("TURN 8,8") not in ("4,4", "8,8")
+    del move
+
+
+@pytest.mark.parametrize("shortcuts", [True, False])
+def test_takes_the_win_and_blocks_a_four(engine_factory, shortcuts):
+    args = ["--opponent", "minimax:1"] if not shortcuts else ["--opponent", "pure:50"]
+    if not shortcuts:
+        args.append("--no-shortcuts")
+    engine = engine_factory(*args, "--seed", "3")
+    assert engine.ask("START 9") == "OK"
+    # Own four at (1..4, 2), open at both ends; the opponent has a scattered position.
+    own = ["1,2,1", "2,2,1", "3,2,1", "4,2,1"]
+    theirs = ["0,7,2", "3,7,2", "6,6,2", "8,0,2"]
+    assert engine.ask("BOARD", *own, *theirs, "DONE") in ("0,2", "5,2")
+    # The opponent has four in a column at x=6 (rows 1..4), row 0 blocked by our stone: block 6,5.
+    own = ["6,0,1", "0,8,1", "2,8,1", "8,4,1"]
+    theirs = ["6,1,2", "6,2,2", "6,3,2", "6,4,2", "3,5,2"]
+    assert engine.ask("BOARD", *own, *theirs, "DONE") == "6,5"
+
+
+def test_malformed_input_is_answered_and_survived(engine_factory):
+    engine = engine_factory("--opponent", "pure:50", "--seed", "4")
+    assert engine.ask("TURN 4,4").startswith("ERROR")  # before START
+    assert engine.ask("BEGIN").startswith("ERROR")
+    assert engine.ask("hello world").startswith("UNKNOWN")
+    assert engine.ask("START abc").startswith("ERROR")
+    assert engine.ask("START 3").startswith("ERROR")
+    assert engine.ask("RECTSTART 9x9").startswith("ERROR")
+    assert engine.ask("START 9") == "OK"
+    assert engine.ask("\x00\x01garbage ,,,").startswith("UNKNOWN")
+    for bad in ("TURN 99,99", "TURN a,b", "TURN -1,0", "TURN 4", "TURN", "TURN 1,2,3"):
+        assert engine.ask(bad).startswith("ERROR"), bad
+    assert engine.ask("INFO timeout_turn soon").startswith("ERROR")
+    reply = engine.ask("TURN 4,4")
+    board = Board()
+    board.do_move(40)
+    board.do_move(parse_move(board, reply))
+    assert engine.ask("TURN 4,4").startswith("ERROR")  # occupied
+    assert engine.ask(f"TURN {reply}").startswith("ERROR")  # occupied by the engine
+    assert engine.ask("BEGIN").startswith("ERROR")  # not an empty board
+    # A BOARD block broken by a non-stone line is abandoned; that line then runs as a command.
+    engine.send("BOARD", "1,1,1", "ABOUT")
+    assert engine.read().startswith("ERROR")
+    assert engine.read() == ABOUT
+    assert engine.ask("BOARD", "1,1,7", "DONE").startswith("ERROR")
+    assert engine.ask("BOARD", "1,1", "DONE").startswith("ERROR")
+    assert engine.ask("BOARD", "10,1,2", "DONE").startswith("ERROR")
+    # Unknown INFO keys and the ignored ones give no answer at all.
+    engine.send("INFO evaluate 3,4", "INFO folder /tmp", "INFO some_future_key 1", "INFO max_memory 83886080",
+                "INFO game_type 0", "INFO timeout_match 0", "INFO time_left 100000")
+    assert engine.ask("ABOUT") == ABOUT
+    # Still playing the same game.
+    board.do_move(0)
+    parse_move(board, engine.ask("TURN 0,0"))
+
+
+def test_rules_other_than_freestyle_are_refused(engine_factory):
+    engine = engine_factory("--opponent", "pure:50")
+    assert engine.ask("START 9") == "OK"
+    assert engine.ask("INFO rule 1").startswith("ERROR")  # exactly five
+    assert engine.ask("BEGIN").startswith("ERROR")  # and no move until a playable rule
+    assert engine.ask("INFO rule 4").startswith("ERROR")  # renju
+    assert engine.ask("INFO rule 8").startswith("ERROR")  # caro
+    engine.send("INFO rule 2")  # continuous game: freestyle play is fine, no answer
+    assert engine.ask("ABOUT") == ABOUT
+    parse_move(Board(), engine.ask("BEGIN"))
+
+
+def test_end_exits_promptly_even_while_searching(engine_factory):
+    engine = engine_factory("--opponent", "random")
+    assert engine.ask("ABOUT") == ABOUT
+    started = time.monotonic()
+    engine.send("END")
+    engine.process.wait(timeout=2)
+    assert time.monotonic() - started < 2
+    # A search far longer than 2 s with no time limit: END stops it.
+    engine = engine_factory("--opponent", "pure:20000")
+    assert engine.ask("START 9") == "OK"
+    engine.send("BEGIN")
+    time.sleep(0.3)
+    started = time.monotonic()
+    engine.send("END")
+    engine.process.wait(timeout=2)
+    assert time.monotonic() - started < 2
+
+
+def test_timeout_turn_cuts_the_search(engine_factory):
+    engine = engine_factory("--opponent", "pure:20000")
+    assert engine.ask("START 9") == "OK"
+    engine.send("INFO timeout_turn 500")
+    started = time.monotonic()
+    parse_move(Board(), engine.ask("BEGIN"))
+    assert time.monotonic() - started < 1.5
+
+
+def test_pbrain_wrapper_script(engine_factory):
+    engine = engine_factory(command=[str(WRAPPER), "--opponent", "random"])
+    assert engine.ask("ABOUT") == ABOUT
+
+
+@pytest.fixture(scope="module")
+def random_model(tmp_path_factory):
+    from nets import NetConfig, build_net, save_model
+
+    model = tmp_path_factory.mktemp("pbrain") / "random.pt"
+    save_model(model, build_net(NetConfig()))
+    return model
+
+
+def test_az_model_plays_9x9_and_other_sizes_only_with_a_fallback(engine_factory, random_model):
+    engine = engine_factory("--model", str(random_model), "--playouts", "64", "--seed", "5",
+                            "--fallback", "pure:100")
+    assert engine.ask("START 9", timeout=40) == "OK"
+    board = Board()
+    board.do_move(parse_move(board, engine.ask("BEGIN")))
+    board.do_move(next(m for m in (40, 30, 50) if board.stone(m) == 0))
+    parse_move(board, engine.ask(f"TURN {xy(board.last_move)}"))
+    # Other sizes are played by pure MCTS, announced in a MESSAGE line.
+    engine.send("START 15")
+    assert engine.read(skip_messages=False).startswith("MESSAGE")
+    assert engine.read() == "OK"
+    parse_move(Board(15, 15), engine.ask("BEGIN"))
+    assert engine.ask("START 9") == "OK"
+    parse_move(Board(), engine.ask("BEGIN"))
+
+
+def test_az_model_refuses_other_sizes_without_a_fallback(random_model):
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(model=random_model, playouts=32, seed=6), write=out.append)
+    for line, expected in (("START 15", "ERROR"), ("RECTSTART 9,7", "ERROR"), ("START 9", "OK"),
+                           ("BEGIN", ""), ("START 20", "ERROR")):
+        engine.handle_line(line)
+        assert out[-1].startswith(expected), (line, out)
+    assert engine.handle_line("END") is False
+
+
+def test_missing_model_is_an_error_at_start(engine_factory, tmp_path):
+    engine = engine_factory("--model", str(tmp_path / "nothing.pt"))
+    assert engine.ask("START 9").startswith("ERROR")
+    assert engine.ask("ABOUT") == ABOUT
+
+
+# ---------------------------------------------------------------------------- in-process
+def test_rebuild_board_colours_and_order():
+    board = rebuild_board(9, 9, own=[40, 41], theirs=[0, 1])
+    assert board.current_player == board.start_player  # engine moved first: it is to move
+    assert board.stone(40) == board.start_player and board.stone(0) != board.start_player
+    board = rebuild_board(9, 9, own=[40], theirs=[0, 1])
+    assert board.stone(40) == board.current_player and board.stone(0) != board.current_player
+    # Listed alternately (as in the real game): that is the history, last move included.
+    board = rebuild_board(9, 9, own=[40, 41], theirs=[0, 1], order=[1, 2, 1, 2])
+    assert board.moves == [40, 0, 41, 1]
+    with pytest.raises(ProtocolError):
+        rebuild_board(9, 9, own=[1, 2, 3], theirs=[4])
+    assert rebuild_board(9, 9, [], []).moves == []
+
+
+def test_forced_move_and_time_budget():
+    # First player: row 0, cols 0..3; second: row 1, cols 0..2. Second to move must block at 4.
+    assert forced_move(Board.from_moves([0, 9, 1, 10, 2, 11, 3])) == 4
+    # Both have four; the side to move wins rather than blocks.
+    assert forced_move(Board.from_moves([0, 9, 1, 10, 2, 11, 3, 12])) == 4
+    assert forced_move(Board.from_moves([0, 9, 1, 10, 2, 11, 3, 12, 80])) == 13
+    assert forced_move(Board.from_moves([40, 0])) is None
+    engine = PbrainEngine(EngineOptions(player_spec="random"), write=lambda line: None)
+    assert engine.think_seconds(Board()) is None
+    engine.handle_line("INFO timeout_turn 1000")
+    assert 0.5 < engine.think_seconds(Board()) < 1.0
+    engine.handle_line("INFO timeout_match 60000")
+    engine.handle_line("INFO time_left 5000")
+    assert engine.think_seconds(Board()) < 5.0 / 25 + 1e-9
