@@ -49,7 +49,7 @@ TOP_MOVES = 5
 WINDOW_SIZE = (900, 640)
 MARGIN = 16
 WOOD_SIZE = 568  # the wooden board, a square at (MARGIN, MARGIN)
-WOOD_BORDER = 44  # wood between the board's edge and the outer grid lines (the coordinates)
+WOOD_BORDER = 56  # wood between the board's edge and the outer grid lines (the coordinates)
 STATUS_HEIGHT = 36
 PANEL_X = MARGIN + WOOD_SIZE + 18
 HEAT_CELL = 24
@@ -61,6 +61,7 @@ TEXT = (236, 231, 222)
 DIM = (166, 158, 146)
 ACCENT = (236, 172, 64)
 RED = (214, 58, 42)
+LAST_NUMBER = (255, 96, 72)
 GOLD = (255, 204, 51)
 WOOD = (221, 180, 122)
 WOOD_DARK = (196, 150, 92)
@@ -93,12 +94,15 @@ def choose_opponent(opponent: str | None, model: str | Path = DEFAULT_MODEL,
     return FALLBACK_SPEC, f"No model at {model} yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
 
 
-def build_opponent(spec: str, size: int, seed: int | None = None) -> Player:
-    """The player for ``spec``; a net for another board size (or any bad spec) is a SetupError."""
+def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float | None = None) -> Player:
+    """The player for ``spec``; a net for another board size (or any bad spec) is a SetupError.
+
+    ``seconds`` caps the thinking time per move of the search players.
+    """
     if spec.strip() == "human":
         raise SetupError("the opponent must be an AI: 'human' is you, at the board")
     try:
-        player = make_player(spec, seed)
+        player = make_player(spec, seed, seconds=seconds)
     except (ValueError, OSError) as error:  # bad spec, unreadable or foreign checkpoint
         raise SetupError(str(error)) from error
     config = getattr(player, "net_config", None)
@@ -106,16 +110,41 @@ def build_opponent(spec: str, size: int, seed: int | None = None) -> Player:
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
-    if config is not None:
-        _one_torch_thread()
     return player
 
 
-def _one_torch_thread() -> None:
-    """One intra-op thread: the net is small and batch 1, and more threads only fight the UI thread."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
+class _OneTorchThread:
+    """One torch intra-op thread while any app with a net is open; the old count back after the last."""
+
+    users = 0
+    saved: int | None = None
+
+    @classmethod
+    def acquire(cls) -> bool:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return False
+        if cls.users == 0:
+            cls.saved = torch.get_num_threads()
+            torch.set_num_threads(1)
+        cls.users += 1
+        return True
+
+    @classmethod
+    def release(cls) -> None:
+        cls.users -= 1
+        torch = sys.modules.get("torch")
+        if cls.users == 0 and torch is not None and cls.saved is not None:
+            torch.set_num_threads(cls.saved)
+
+
+def short_spec(spec: str) -> str:
+    """The spec with only the file name of a checkpoint: "az:9x9.pt:400"."""
+    kind, _, rest = spec.partition(":")
+    if kind == "az":
+        path, _, playouts = rest.rpartition(":")
+        return f"az:{Path(path).name}:{playouts}"
+    return spec
 
 
 def describe_spec(spec: str) -> str:
@@ -197,7 +226,8 @@ class PlayApp:
 
     def __init__(self, opponent: str | Player | None = None, *, model: str | Path = DEFAULT_MODEL,
                  playouts: int = DEFAULT_PLAYOUTS, size: int = 9, human_first: bool = True,
-                 seed: int | None = None, moves: str | Sequence[int] | None = None,
+                 seed: int | None = None, seconds: float | None = None,
+                 moves: str | Sequence[int] | None = None,
                  show_analysis: bool = True, show_numbers: bool = False,
                  screenshot: str | Path | None = None, title: str = "gomoku-zero"):
         if size < N_IN_ROW:
@@ -209,7 +239,7 @@ class PlayApp:
             self.ai, self.ai_spec, self.note = opponent, opponent.name, ""
         else:
             self.ai_spec, self.note = choose_opponent(opponent, model, playouts)
-            self.ai = build_opponent(self.ai_spec, size, seed)
+            self.ai = build_opponent(self.ai_spec, size, seed, seconds)
         if self.note:
             log.warning("%s", self.note)
         log.info("AI: %s", self.ai_spec)
@@ -231,6 +261,9 @@ class PlayApp:
         self._flash: tuple[str, float] | None = None
         self._dirty = True
         self._last_draw = 0.0
+        # One intra-op thread for the net (small, batch 1): more only fight the UI thread for the
+        # cores, and on a busy machine make each move several times slower. Restored by close().
+        self._one_thread = bool(getattr(self.ai, "net_config", None)) and _OneTorchThread.acquire()
 
         pygame.display.init()
         pygame.font.init()
@@ -240,7 +273,7 @@ class PlayApp:
         self._texts: dict[tuple, pygame.Surface] = {}
         self._layout()
         self._wood = _wood_texture(WOOD_SIZE, WOOD_SIZE, seed=7)
-        radius = int(self.cell * 0.46)
+        radius = self.stone_radius
         self._stones = {1: _stone(radius, black=True), 2: _stone(radius, black=False)}
         self._ghosts = {player: _faded(surface, 110) for player, surface in self._stones.items()}
         self._shadow = _shadow(radius)
@@ -251,6 +284,8 @@ class PlayApp:
     def _layout(self) -> None:
         self.wood_rect = pygame.Rect(MARGIN, MARGIN, WOOD_SIZE, WOOD_SIZE)
         self.cell = (WOOD_SIZE - 2 * WOOD_BORDER) / (self.size - 1)
+        self.stone_radius = min(int(self.cell * 0.46), 30)
+        self.label_offset = max(WOOD_BORDER * 0.66, self.stone_radius + 12)  # clear of the edge stones
         self.origin = (MARGIN + WOOD_BORDER, MARGIN + WOOD_BORDER)
         self.status_rect = pygame.Rect(MARGIN, MARGIN + WOOD_SIZE + 8, WOOD_SIZE, STATUS_HEIGHT)
         self.panel_rect = pygame.Rect(PANEL_X, MARGIN, WINDOW_SIZE[0] - PANEL_X - MARGIN,
@@ -300,10 +335,11 @@ class PlayApp:
         return self._job is not None
 
     def is_idle(self) -> bool:
-        """Nothing to wait for: the person is to move or the game is over, and no search runs."""
+        """Nothing to wait for: no search runs, and the person is to move (or the game is over, or the
+        AI has failed)."""
         self._reap()
         return self._job is None and not self._stopping and (
-            self.game_over() or self.board.current_player == self.human)
+            self.game_over() or self.board.current_player == self.human or self.ai_error is not None)
 
     def flash(self, text: str) -> None:
         self._flash = (text, time.perf_counter() + FLASH_SECONDS)
@@ -555,6 +591,9 @@ class PlayApp:
             if job.thread is not None:
                 job.thread.join(max(0.0, deadline - time.perf_counter()))
         self._reap()
+        if self._one_thread:
+            _OneTorchThread.release()
+            self._one_thread = False
         pygame.display.quit()
 
     # -------------------------------------------------------------------------- text
@@ -572,11 +611,14 @@ class PlayApp:
             return f"The AI failed ({self.ai_error}). N: new game"
         if self._job is not None:
             elapsed = time.perf_counter() - self._job.started
-            return f"AI thinking... {elapsed:.1f}s"
+            live = self.analysis if self.analysis is not None and not self.analysis.final else None
+            target = self._target_playouts()
+            done = f"  ({live.playouts}/{target} playouts)" if live is not None and target else ""
+            return f"AI thinking... {elapsed:.1f}s{done}"
         if self._stopping:
             return "Stopping the AI's search..."
         if self.board.current_player == self.human:
-            return f"Your move ({COLOUR_NAMES[self.human]}): click an intersection"
+            return f"Your move ({COLOUR_NAMES[self.human]}): click a point"
         return "AI to move"
 
     def _font(self, size: int, bold: bool = False) -> pygame.font.Font:
@@ -606,11 +648,11 @@ class PlayApp:
         self.screen.blit(surface, rect)
         return rect
 
-    def _wrap(self, text: str, size: int, width: int) -> list[str]:
+    def _wrap(self, text: str, size: int, width: int, bold: bool = False) -> list[str]:
         lines, line = [], ""
         for word in text.split():
             trial = f"{line} {word}".strip()
-            if line and self._font(size).size(trial)[0] > width:
+            if line and self._font(size, bold).size(trial)[0] > width:
                 lines.append(line)
                 line = word
             else:
@@ -646,11 +688,14 @@ class PlayApp:
         for i in range(self.size):
             offset = round(i * cell)
             letter, number = COLUMN_LETTERS[i], str(i + 1)
-            for y in (y0 - WOOD_BORDER * 0.55, y0 + last + WOOD_BORDER * 0.55):
+            for y in (y0 - self.label_offset, y0 + last + self.label_offset):
                 self._blit_text(letter, 18, LABEL, (x0 + offset, round(y)), bold=True, anchor="center")
-            for x in (x0 - WOOD_BORDER * 0.55, x0 + last + WOOD_BORDER * 0.55):
+            for x in (x0 - self.label_offset, x0 + last + self.label_offset):
                 self._blit_text(number, 18, LABEL, (round(x), y0 + offset), bold=True, anchor="center")
-
+        line = board.winning_line()
+        if line:  # a gold band under the winning stones, rings on them below
+            ends = [self.point_to_pixel(line[0]), self.point_to_pixel(line[-1])]
+            pygame.draw.line(screen, GOLD, ends[0], ends[1], max(6, round(cell * 0.16)))
         for move in board.moves:
             x, y = self.point_to_pixel(move)
             self.screen.blit(self._shadow, self._shadow.get_rect(center=(x + 2, y + 3)))
@@ -659,19 +704,14 @@ class PlayApp:
             centre = self.point_to_pixel(move)
             self.screen.blit(self._stones[player], self._stones[player].get_rect(center=centre))
             if self.show_numbers:
-                colour = RED if move == board.last_move else ((235, 235, 235) if player == 1 else (30, 30, 30))
+                colour = LAST_NUMBER if move == board.last_move else ((235, 235, 235) if player == 1 else (30, 30, 30))
                 self._blit_text(str(index + 1), 20 if index < 99 else 16, colour, centre, bold=True,
                                 anchor="center")
         if board.moves and not self.show_numbers:
             pygame.draw.circle(screen, RED, self.point_to_pixel(board.last_move), max(4, round(cell * 0.1)))
-        line = board.winning_line()
         if line:
-            ends = [self.point_to_pixel(line[0]), self.point_to_pixel(line[-1])]
-            glow = pygame.Surface(screen.get_size(), pygame.SRCALPHA)
-            pygame.draw.line(glow, (*GOLD, 110), ends[0], ends[1], max(6, round(cell * 0.18)))
-            screen.blit(glow, (0, 0))
             for move in line:
-                pygame.draw.circle(screen, GOLD, self.point_to_pixel(move), round(cell * 0.48), 4)
+                pygame.draw.circle(screen, GOLD, self.point_to_pixel(move), self.stone_radius + 2, 4)
         if self.hover and self.human_to_move():
             move = self.pixel_to_point(self.hover)
             if move is not None and board.stone(move) == EMPTY:
@@ -701,8 +741,11 @@ class PlayApp:
         elif self._job is not None:
             self._draw_spinner((rect.x + 22, rect.centery))
             left = rect.x + 38
+        who = f"vs {short_spec(self.ai_spec)}" + (" (no model)" if self.note else "")
+        tag = self._blit_text(who, 13, ACCENT if self.note else DIM, (rect.right - 12, rect.centery),
+                              anchor="midright", max_width=rect.width // 3)
         self._blit_text(text, 18, colour, (left, rect.centery), bold=True, anchor="midleft",
-                        max_width=rect.right - left - 10)
+                        max_width=tag.x - left - 12)
 
     def _draw_spinner(self, centre: tuple[int, int]) -> None:
         angle = time.perf_counter() * 5.0
@@ -727,8 +770,9 @@ class PlayApp:
             x += 130
         x = panel.x + 16
         y += 26
-        self._blit_text(f"AI: {describe_spec(self.ai_spec)}", 15, DIM, (x, y), max_width=right - x)
-        y += 20
+        for line in self._wrap(f"AI: {describe_spec(self.ai_spec)}", 15, right - x)[:2]:
+            self._blit_text(line, 15, DIM, (x, y), max_width=right - x)
+            y += 19
         if self.note:
             for line in self._wrap(self.note, 14, right - x)[:2]:
                 self._blit_text(line, 14, ACCENT, (x, y))
@@ -761,13 +805,12 @@ class PlayApp:
             pygame.draw.rect(screen, (86, 82, 76), bar, border_radius=7)
             filled = pygame.Rect(bar.x, bar.y, max(bar.height, round(bar.width * win)), bar.height)
             pygame.draw.rect(screen, ACCENT, filled, border_radius=7)
-            self._blit_text("AI", 11, (40, 30, 20), (bar.x + 8, bar.centery), bold=True, anchor="midleft")
-            self._blit_text("you", 11, TEXT, (bar.right - 8, bar.centery), bold=True, anchor="midright")
+            self._blit_text(f"you {1 - win:.0%}", 13, DIM, (right, y + 2), anchor="topright")
         elif has_search:
             msg = "searching..." if searching else "The AI's search shows here."
             self._blit_text(msg, 15, DIM, (x, y))
         else:
-            self._blit_text(f"{describe_spec(self.ai_spec)}: no search to show.", 15, DIM, (x, y),
+            self._blit_text(f"no search statistics for {short_spec(self.ai_spec)}", 15, DIM, (x, y),
                             max_width=right - x)
         self._draw_heat(analysis)
         self._draw_top_moves(analysis, self.heat_origin[1] + self.heat_cell * self.size + 14)
@@ -792,7 +835,7 @@ class PlayApp:
             for move in np.flatnonzero(shares > 0):
                 r, c = divmod(int(move), n)
                 strength = (shares[move] / peak) ** 0.6
-                heat.fill((*HEAT, round(30 + 200 * strength)), (c * cell + 1, r * cell + 1, cell - 2, cell - 2))
+                heat.fill((*HEAT, round(14 + 216 * strength)), (c * cell + 1, r * cell + 1, cell - 2, cell - 2))
             screen.blit(heat, area)
         for i in range(n):
             pygame.draw.line(screen, (150, 112, 66), (ox + cell // 2, oy + i * cell + cell // 2),
@@ -825,18 +868,20 @@ class PlayApp:
             return
         order = [int(m) for m in np.argsort(-visits, kind="stable")[:TOP_MOVES] if visits[m] > 0]
         probe = Board(self.size, self.size, N_IN_ROW)
-        columns = 2
-        width = (right - x) // columns
+        gap = 14
+        width = (right - x - gap) // 2
+        peak = visits[order[0]] / total
         for rank, move in enumerate(order):
             col, row = divmod(rank, 3)
-            cx, cy = x + col * (width + 6), y + row * 19
+            cx, cy = x + col * (width + gap), y + row * 19
             share = visits[move] / total
-            name = format_point(probe, move)
             colour = GOLD if rank == 0 else TEXT
-            self._blit_text(f"{rank + 1}. {name}", 14, colour, (cx, cy), bold=rank == 0)
-            bar = pygame.Rect(cx + 50, cy + 4, round((width - 96) * share), 9)
-            pygame.draw.rect(self.screen, HEAT, bar, border_radius=3)
-            self._blit_text(f"{share:.0%}", 13, DIM, (cx + width - 6, cy + 1), anchor="topright")
+            self._blit_text(f"{rank + 1}. {format_point(probe, move)}", 14, colour, (cx, cy), bold=rank == 0)
+            track = pygame.Rect(cx + 48, cy + 5, width - 48 - 36, 8)
+            pygame.draw.rect(self.screen, (74, 70, 65), track, border_radius=4)
+            bar = pygame.Rect(track.x, track.y, max(4, round(track.width * share / peak)), track.height)
+            pygame.draw.rect(self.screen, HEAT, bar, border_radius=4)
+            self._blit_text(f"{share:.0%}", 13, DIM, (cx + width, cy + 1), anchor="topright")
 
     def _draw_buttons(self) -> None:
         mouse = self.hover
@@ -865,7 +910,7 @@ def _wood_texture(width: int, height: int, seed: int = 0) -> pygame.Surface:
     columns = np.convolve(rng.normal(size=width + 40), np.ones(9) / 9, mode="same")[20:20 + width]
     grain = np.sin((x + wobble) / width * 2 * np.pi * 11 + 2.5 * columns[None, :])
     fine = np.sin((x + 0.6 * wobble) / width * 2 * np.pi * 57 + 6.0 * columns[None, :])
-    shade = 1.0 + 0.055 * grain + 0.02 * fine + 0.01 * rng.normal(size=(height, width))
+    shade = 1.0 + 0.055 * grain + 0.02 * fine
     light = 1.0 + 0.05 * (1.0 - (x / width + y / height))  # a touch lighter at the top left
     rgb = np.asarray(WOOD, dtype=np.float64)[None, None, :] * (shade * light)[:, :, None]
     rgb = np.clip(rgb, 0, 255).astype(np.uint8)

@@ -87,6 +87,7 @@ class EngineOptions:
     fallback_spec: str | None = None
     seed: int | None = None
     shortcuts: bool = True  # play a win in one / block the opponent's line at once, without search
+    onnx: bool = False  # run the net with onnxruntime (a .pt model is exported at START)
 
 
 @dataclass
@@ -101,18 +102,17 @@ class PbrainEngine:
     """The protocol state machine. ``handle_line`` returns False once the manager sent ``END``."""
 
     def __init__(self, options: EngineOptions | None = None, write: Callable[[str], None] = print,
-                 stop_event: threading.Event | None = None,
+                 stop_event=None,
                  clock: Callable[[], float] = time.perf_counter):
         self.options = options or EngineOptions()
         self.write = write
-        self.stop_event = stop_event  # set by serve() when END arrives during a search
+        self.stop_event = stop_event  # anything with is_set(); set by serve() when END is due
         self.clock = clock
         self.board: Board | None = None
         self.player = None
         self._main: _Loaded | None = None
         self._fallbacks: dict[tuple[int, int], _Loaded] = {}
         self._board_lines: list[str] | None = None  # collecting a BOARD block
-        self._board_errors: list[str] = []
         self._received_at = 0.0
         # INFO values (milliseconds; None = not sent).
         self.timeout_turn: int | None = None
@@ -156,9 +156,6 @@ class PbrainEngine:
     def message(self, text: str) -> None:
         self.write(f"MESSAGE {text}")
 
-    def debug(self, text: str) -> None:
-        self.write(f"DEBUG {text}")
-
     # ------------------------------------------------------------------ players
     def _load_main(self) -> _Loaded:
         if self._main is not None:
@@ -184,8 +181,16 @@ class PbrainEngine:
     def _load_spec(self, spec: str) -> _Loaded:
         from gomoku.players import make_player  # lazy: keeps START cheap to reach
 
-        if spec.strip().partition(":")[0] == "human":
+        kind, _, rest = spec.strip().partition(":")
+        if kind == "human":
             raise ProtocolError("the human player cannot run behind the protocol")
+        if kind == "az":
+            path, _, playouts = rest.rpartition(":")
+            if path and playouts.isdigit() and int(playouts) > 0 and (
+                    self.options.onnx or path.lower().endswith(".onnx")):
+                loaded = self._load_onnx(Path(path), int(playouts))
+                if loaded is not None:
+                    return loaded
         try:
             player = make_player(spec, seed=self.options.seed)
         except ValueError as error:  # bad spec or CheckpointError (a ValueError)
@@ -193,6 +198,25 @@ class PbrainEngine:
         config = getattr(player, "net_config", None)
         sizes = None if config is None else ((config.width, config.height),)
         return _Loaded(player, getattr(player, "name", spec), sizes)
+
+    def _load_onnx(self, path: Path, playouts: int) -> _Loaded | None:
+        """An AlphaZero player on onnxruntime; None (and a MESSAGE) when it cannot run, so that a
+        .pt model falls back to torch."""
+        try:
+            evaluator = onnx_evaluator(path)
+        except ImportError as error:
+            if path.suffix.lower() == ".onnx":
+                raise ProtocolError(f"cannot run {path}: {error}") from error
+            self.message(f"{error}; running the net with torch")
+            return None
+        except Exception as error:  # a bad file, a failed export check
+            raise ProtocolError(f"cannot run {path} with onnxruntime: {error}".replace("\n", " ")) from error
+        from gomoku.ai import AlphaZeroPlayer
+
+        player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
+                                 name=f"az:{path}:{playouts} (onnxruntime)")
+        player.net_config = evaluator.config
+        return _Loaded(player, player.name, ((evaluator.width, evaluator.height),))
 
     def _player_for(self, width: int, height: int) -> _Loaded:
         main = self._load_main()
@@ -203,6 +227,9 @@ class PbrainEngine:
             raise ProtocolError(f"board {width}x{height} not supported: {main.description} plays {shown} only")
         if (width, height) not in self._fallbacks:
             fallback = self._load_spec(self.options.fallback_spec)
+            if fallback.sizes is not None and (width, height) not in fallback.sizes:
+                raise ProtocolError(f"board {width}x{height} not supported by {main.description} "
+                                    f"nor by the fallback {fallback.description}")
             fallback.message = (f"{main.description} plays {shown} only: playing {width}x{height} with "
                                 f"{fallback.description}")
             self._fallbacks[(width, height)] = fallback
@@ -263,7 +290,6 @@ class PbrainEngine:
     def _cmd_board(self, argument: str) -> None:
         self._require_board()
         self._board_lines = []
-        self._board_errors = []
 
     def _collect_board_line(self, text: str) -> bool:
         """Take one line of a BOARD block; False when it is not one (the block is then abandoned)."""
@@ -437,6 +463,39 @@ class PbrainEngine:
         return result.best_move()
 
 
+# ---------------------------------------------------------------------------- onnx
+_exported: dict[Path, Path] = {}
+
+
+def onnx_evaluator(path: Path, threads: int = 1):
+    """An OnnxEvaluator for an exported model, or for a .pt model exported (and checked against
+    torch) into a temporary folder on first use. Raises ImportError without onnx/onnxruntime."""
+    from nets.onnx_export import require
+
+    require("onnx")
+    require("onnxruntime")
+    from nets.onnx_evaluator import OnnxEvaluator
+
+    path = Path(path)
+    if path.suffix.lower() != ".onnx":
+        if path.resolve() not in _exported:
+            import atexit
+            import shutil
+            import tempfile
+
+            from nets import load_net
+            from nets.onnx_export import check_onnx, export_onnx
+
+            net = load_net(path)
+            folder = tempfile.mkdtemp(prefix="gomoku-zero-onnx-")
+            atexit.register(shutil.rmtree, folder, True)
+            exported = export_onnx(net, Path(folder) / "model.onnx")
+            check_onnx(net, exported)
+            _exported[path.resolve()] = exported
+        path = _exported[path.resolve()]
+    return OnnxEvaluator(path, threads=threads)
+
+
 # ---------------------------------------------------------------------------- positions
 def rebuild_board(width: int, height: int, own: list[int], theirs: list[int],
                   order: list[int] | None = None) -> Board:
@@ -546,24 +605,48 @@ def _result_text(board: Board, winner: int) -> str:
 # ---------------------------------------------------------------------------- serving
 class _EndSignal:
     """Set once END has been read and every line before it has been taken up: a search running
-    for the last command before END then stops (earlier queued commands still run in full)."""
+    for the last command before END then stops (earlier queued commands still run in full, so a
+    script piped in at once is answered completely)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hard_exit: bool) -> None:
         self.lock = threading.Lock()
         self.end_at: int | None = None  # number of lines before END (or end of input)
         self.taken = 0  # lines the engine has taken up so far
+        self.hard_exit = hard_exit
+        self._timer: threading.Timer | None = None
 
     def is_set(self) -> bool:
         with self.lock:
-            return self.end_at is not None and self.taken >= self.end_at
+            return self._due()
+
+    def _due(self) -> bool:
+        return self.end_at is not None and self.taken >= self.end_at
+
+    def _update(self) -> None:
+        """Called with the lock held: arm the hard exit once END is due."""
+        if self.hard_exit and self._timer is None and self._due():
+            self._timer = threading.Timer(END_GRACE, os._exit, (0,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def ended(self, count: int) -> None:
+        with self.lock:
+            self.end_at = count
+            self._update()
+
+    def take(self) -> None:
+        with self.lock:
+            self.taken += 1
+            self._update()
 
 
 def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool = False) -> None:
     """Run the protocol until END or end of input.
 
     Lines are read on a daemon thread, so an ``END`` that arrives while the engine thinks stops
-    the search at its next round (the best move so far is still written). With ``hard_exit`` the process is
-    ended ``END_GRACE`` seconds after END even if a player that cannot be interrupted is busy.
+    the search at its next round (the best move so far is still written). With ``hard_exit`` the
+    process is ended ``END_GRACE`` seconds after END is due even if a player that cannot be
+    interrupted (minimax) is still busy.
     """
     lock = threading.Lock()
 
@@ -572,7 +655,7 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
             stdout.write(text + "\n")
             stdout.flush()
 
-    signal = _EndSignal()
+    signal = _EndSignal(hard_exit)
     engine.write = write
     engine.stop_event = signal
     lines: queue.Queue[str | None] = queue.Queue()
@@ -587,21 +670,15 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
                 count += 1
         except (OSError, ValueError):  # stdin closed under us
             pass
-        with signal.lock:
-            signal.end_at = count
+        signal.ended(count)
         lines.put(None)
-        if hard_exit:
-            timer = threading.Timer(END_GRACE, os._exit, (0,))
-            timer.daemon = True
-            timer.start()
 
     threading.Thread(target=read, name="pbrain-stdin", daemon=True).start()
     while True:
         line = lines.get()
         if line is None:
             return
-        with signal.lock:
-            signal.taken += 1
+        signal.take()
         if not engine.handle_line(line):
             return
 

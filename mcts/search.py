@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 NO_CHILD = -1
 NO_MOVE = -1
 FIRST, SECOND = 1, 2  # stone colours inside the search: who moved first, who moved second
+ILLEGAL_VALUE_SUM = -1e9  # the value sum of edges to occupied points, so selection never takes them
 CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
 
 
@@ -147,6 +148,7 @@ class BatchedMCTS:
         # The root position of each tree.
         self.root_moves: list[list[int]] = [[] for _ in range(n_trees)]
         self.root_cells = np.zeros((n_trees, size + 1), dtype=np.int8)
+        self.root_count = np.zeros(n_trees, dtype=np.int64)  # stones on the root board
         self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
 
     # ------------------------------------------------------------------ public API
@@ -216,6 +218,7 @@ class BatchedMCTS:
             if self.n_nodes[tree] > 0:
                 self.root_clean_prior[tree] = self.prior[tree, 0]  # a former inner node: no noise
         self.root_moves[tree] = moves
+        self.root_count[tree] = len(moves)
         cells = self.root_cells[tree]
         cells[:] = 0
         cells[moves[0::2]] = FIRST
@@ -262,7 +265,7 @@ class BatchedMCTS:
     def _expand_roots(self, trees: np.ndarray) -> None:
         planes, legal = self._root_planes(trees)
         priors, _ = self.evaluator.evaluate_batch(planes, legal)
-        self._new_nodes(trees, np.zeros(len(trees), dtype=np.int64), priors)
+        self._new_nodes(trees, np.zeros(len(trees), dtype=np.int64), priors, legal)
         self.root_clean_prior[trees] = self.prior[trees, 0]
 
     def _add_root_noise(self, trees: np.ndarray) -> None:
@@ -290,14 +293,18 @@ class BatchedMCTS:
         values = terminal_all.copy()
         open_ = np.flatnonzero(np.isnan(terminal_all))
         if open_.size:
-            key = (trees_all[open_] * self.capacity + nodes_all[open_]) * self.geometry.size + moves_all[open_]
-            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-            unique = open_[first]
+            if len(descents) == 1:  # one descent per tree: the leaves are distinct
+                unique, inverse = open_, np.arange(open_.size)
+            else:  # descents of one tree may end on the same edge: evaluate it once
+                key = (trees_all[open_] * self.capacity + nodes_all[open_]) * self.geometry.size + moves_all[open_]
+                _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+                unique = open_[first]
             cells = np.concatenate([d.cells for d in descents])[unique]
             to_move = np.concatenate([d.to_move for d in descents])[unique]
             planes = self._planes(cells, to_move, moves_all[unique])
-            priors, leaf_values = self.evaluator.evaluate_batch(planes, cells[:, :-1] == 0)
-            new_slots = self._new_nodes(trees_all[unique], None, priors)
+            legal = cells[:, :-1] == 0
+            priors, leaf_values = self.evaluator.evaluate_batch(planes, legal)
+            new_slots = self._new_nodes(trees_all[unique], None, priors, legal)
             self.children[trees_all[unique], nodes_all[unique], moves_all[unique]] = new_slots
             values[open_] = np.asarray(leaf_values, dtype=np.float64)[inverse.ravel()]
         start = 0
@@ -312,7 +319,7 @@ class BatchedMCTS:
         k = len(trees)
         d = _Descent(trees=trees)
         cells = self.root_cells[trees].copy()
-        move_count = np.array([len(self.root_moves[t]) for t in trees])
+        move_count = self.root_count[trees]
         node = np.zeros(k, dtype=np.int64)
         d.leaf_node = np.zeros(k, dtype=np.int64)
         d.leaf_move = np.zeros(k, dtype=np.int64)
@@ -324,9 +331,7 @@ class BatchedMCTS:
             n_edge = self.visits[t, n]
             q = self.value_sum[t, n] / np.maximum(n_edge, 1.0)
             u = c_puct * self.prior[t, n] * (np.sqrt(self.node_visits[t, n])[:, None] / (1.0 + n_edge))
-            score = q + u
-            score[cells[active, :size] != 0] = -np.inf
-            move = score.argmax(axis=1)
+            move = (q + u).argmax(axis=1)  # occupied points hold ILLEGAL_VALUE_SUM: never chosen
             # Count the visit now (and the virtual loss), so that later descents see it.
             self.visits[t, n, move] += 1.0
             self.node_visits[t, n] += 1.0
@@ -357,7 +362,8 @@ class BatchedMCTS:
             sign = np.where((d.depth[active] - level) % 2 == 1, -1.0, 1.0)
             self.value_sum[t, n, move] += sign * leaf_values[active] + vloss
 
-    def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray) -> np.ndarray:
+    def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray,
+                   legal: np.ndarray) -> np.ndarray:
         """Initialise one node per entry of ``trees`` (at ``slots``, or the next free slots)."""
         if slots is None:
             # Several new nodes may belong to the same tree: number them in order.
@@ -374,7 +380,7 @@ class BatchedMCTS:
             raise RuntimeError("search tree capacity exceeded")  # cannot happen: capacity covers n_playout
         self.prior[trees, slots] = priors
         self.visits[trees, slots] = 0.0
-        self.value_sum[trees, slots] = 0.0
+        self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)
         self.children[trees, slots] = NO_CHILD
         self.node_visits[trees, slots] = 1.0
         return slots
@@ -394,6 +400,6 @@ class BatchedMCTS:
     def _result(self, tree: int, n_playout: int) -> SearchResult:
         visits = self.visits[tree, 0].copy()
         total = visits.sum()
-        value = float(self.value_sum[tree, 0].sum() / total) if total else 0.0
+        value = float(self.value_sum[tree, 0][visits > 0].sum() / total) if total else 0.0
         return SearchResult(visits=visits, priors=self.prior[tree, 0].copy(), value=value,
                             playouts=n_playout)

@@ -22,6 +22,9 @@ class OnnxEvaluator:
         self.path = str(path)
         self.session = onnx_session(path, threads)
         self.config: NetConfig | None = read_net_config(path)
+        shape = self.session.get_inputs()[0].shape  # [batch, 4, H, W]; batch is symbolic
+        self.height, self.width = (int(n) for n in shape[2:4]) if self.config is None else (
+            self.config.height, self.config.width)
 
     def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = np.ascontiguousarray(planes, dtype=np.float32)

@@ -2,6 +2,7 @@
 
     python scripts/pbrain.py                       # models/9x9.pt (pure MCTS if it is missing)
     python scripts/pbrain.py --model runs/9x9/best.pt --playouts 1600
+    python scripts/pbrain.py --onnx                # the same net on onnxruntime (faster on a CPU)
     python scripts/pbrain.py --opponent minimax:2  # any player spec plays instead of the net
     python scripts/pbrain.py --fallback pure:2000  # play other board sizes with pure MCTS
 
@@ -42,6 +43,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--fallback", dest="fallback_spec", metavar="SPEC",
                         help="player for board sizes the model does not support (default: answer "
                              "START with ERROR); e.g. pure:2000")
+    parser.add_argument("--onnx", action="store_true",
+                        help="run the net with onnxruntime (about twice the playouts per second on a "
+                             "CPU; a .pt model is exported and checked at START; needs onnx and "
+                             "onnxruntime). A --model ending in .onnx always runs this way")
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr  # a stray print from any library must not corrupt the protocol
     options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,
                             fallback_spec=args.fallback_spec, seed=args.seed,
-                            shortcuts=not args.no_shortcuts)
+                            shortcuts=not args.no_shortcuts, onnx=args.onnx)
     serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
     return 0
 

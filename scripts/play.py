@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
     parser.add_argument("--size", type=int, default=9, help="board width and height; the model must be "
                         "trained for it (default: %(default)s)")
+    parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
     parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "
                         "(column letter, row number from the top)")
@@ -57,6 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.playouts < 1:
         parser.error("--playouts must be at least 1")
+    if args.seconds is not None and args.seconds <= 0:
+        parser.error("--seconds must be positive")
     return args
 
 
@@ -81,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app = PlayApp(args.opponent, model=args.model or default_model(), playouts=args.playouts,
                       size=args.size, human_first=not (args.ai_first or args.first == "ai"), seed=args.seed,
+                      seconds=args.seconds,
                       moves=args.moves, show_analysis=not args.no_analysis, show_numbers=args.numbers,
                       screenshot=args.screenshot)
     except SetupError as error:

@@ -1,0 +1,50 @@
+"""Draw a training run's curves (losses, entropy, evaluation score, LR and KL, ...) into a PNG.
+
+    python scripts/plot.py runs/9x9                     # writes runs/9x9/curves.png
+    python scripts/plot.py runs/9x9/metrics.jsonl --out /tmp/curves.png
+
+Headless (pygame on an off-screen surface); safe to run while the training job appends to the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+try:
+    import gomoku  # noqa: F401  (installed, or run from the repo root with it on the path)
+except ImportError:  # run as a plain script from a checkout: make the repo root importable
+    sys.path.insert(0, str(REPO_ROOT))
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT, e.g. 1200x800, not {text!r}") from None
+    return width, height
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("source", metavar="RUN_DIR_OR_METRICS_JSONL", help="a run directory or its metrics.jsonl")
+    parser.add_argument("--out", type=Path, help="the PNG to write (default: curves.png in the run directory)")
+    parser.add_argument("--size", type=parse_size, default=(1200, 800), metavar="WxH",
+                        help="image size in pixels (default: 1200x800)")
+    parser.add_argument("--title", help="the figure's title (default: from the run directory's name)")
+    args = parser.parse_args(argv)
+    from gomoku.plot import plot_metrics  # imports pygame
+
+    try:
+        out = plot_metrics(args.source, args.out, size=args.size, title=args.title)
+    except ValueError as exc:
+        raise SystemExit(f"plot.py: error: {exc}") from None
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+"""The play window (gomoku/app.py, scripts/play.py), driven headless through real pygame events."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+# Headless, silent: these must be set before pygame is imported.
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ["SDL_AUDIODRIVER"] = "dummy"
+os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
+pygame = pytest.importorskip("pygame")
+
+from gomoku.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
+from gomoku.board import Board  # noqa: E402
+from gomoku.players import Player, parse_point  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+E5 = parse_point(Board(), "E5")
+SLOW_AI = "pure:20000"  # seconds of thinking on any machine: long enough to interrupt
+
+
+@pytest.fixture
+def make_app():
+    apps = []
+
+    def make(*args, **kwargs):
+        app = PlayApp(*args, **kwargs)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.close()
+
+
+def click(app, move=None, pos=None):
+    """A real left click (press and release) at a board point or a pixel, then one frame."""
+    pos = app.point_to_pixel(move) if pos is None else pos
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=pos, button=1))
+    app.step()
+
+
+def press(app, key):
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0, unicode=""))
+    pygame.event.post(pygame.event.Event(pygame.KEYUP, key=key, mod=0))
+    app.step()
+
+
+def wait_thinking(app, timeout=5.0):
+    deadline = time.perf_counter() + timeout
+    while not app.thinking():
+        assert time.perf_counter() < deadline, "the AI never started"
+        app.step()
+        time.sleep(0.002)
+
+
+def point(name):
+    return parse_point(Board(), name)
+
+
+def save_net(path, size):
+    nets = pytest.importorskip("nets")
+    nets.save_model(path, nets.build_net(nets.NetConfig(width=size, height=size)))
+    return path
+
+
+# ---------------------------------------------------------------------------- playing
+def test_click_plays_and_the_ai_answers(make_app):
+    app = make_app("minimax:1", seed=0)
+    click(app, E5)
+    assert app.board.moves[0] == E5 and app.board.stone(E5) == 1
+    assert app.run_until_idle(5)
+    assert len(app.board.moves) == 2 and app.board.stone(app.board.moves[1]) == 2
+    assert app.status_text().startswith("Your move (Black)")
+
+
+def test_clicks_on_taken_points_or_off_the_board_do_nothing(make_app):
+    app = make_app("minimax:1", seed=0)
+    click(app, E5)
+    assert app.run_until_idle(5)
+    before = list(app.board.moves)
+    click(app, E5)  # taken by us
+    assert "taken" in app.status_text()
+    click(app, before[1])  # taken by the AI
+    x, y = app.point_to_pixel(E5)
+    half = round(app.cell / 2)
+    for pos in [(3, 3), (x + half, y + half), (app.panel_rect.centerx, app.panel_rect.y + 5),
+                (x, app.status_rect.centery), (-20, 900)]:
+        click(app, pos=pos)
+    assert app.board.moves == before and not app.thinking()
+    free = point("A1")
+    click(app, free)  # the next good click still counts
+    assert app.board.moves == before + [free]
+    assert app.run_until_idle(5) and len(app.board.moves) == 4
+
+
+def test_undo_takes_back_your_move_and_the_reply(make_app):
+    app = make_app("minimax:1", seed=0)
+    click(app, E5)
+    assert app.run_until_idle(5)
+    first_two = list(app.board.moves)
+    click(app, point("A1"))
+    assert app.run_until_idle(5) and len(app.board.moves) == 4
+    press(app, pygame.K_u)
+    assert app.board.moves == first_two
+    press(app, pygame.K_u)
+    assert app.board.moves == []
+    press(app, pygame.K_u)  # nothing left: no crash, no AI move
+    assert app.board.moves == [] and app.run_until_idle(2)
+
+
+def test_undo_while_the_ai_thinks_stops_the_search(make_app):
+    app = make_app(SLOW_AI, seed=0)
+    click(app, E5)
+    wait_thinking(app)
+    job = app._job
+    press(app, pygame.K_u)
+    assert app.board.moves == [] and not app.thinking()
+    assert app.run_until_idle(3), "the cancelled search did not stop"
+    assert not job.thread.is_alive() and app.board.moves == []
+    click(app, point("D4"))  # play goes on
+    assert app.board.moves == [point("D4")]
+    wait_thinking(app)
+
+
+def test_swap_lets_the_ai_move_first(make_app):
+    app = make_app("minimax:1", seed=0)
+    press(app, pygame.K_s)
+    assert app.human == 2
+    assert app.run_until_idle(5)
+    assert len(app.board.moves) == 1 and app.board.stone(app.board.moves[0]) == 1
+    ai_first = make_app("minimax:1", seed=0, human_first=False)
+    assert ai_first.run_until_idle(5) and len(ai_first.board.moves) == 1
+    click(ai_first, ai_first.board.moves[0])  # taken
+    assert len(ai_first.board.moves) == 1
+
+
+def test_new_game_clears_the_board(make_app):
+    app = make_app("minimax:1", seed=0, moves="E5,D4,E4")
+    assert app.run_until_idle(5) and len(app.board.moves) == 4
+    press(app, pygame.K_n)
+    assert app.board.moves == [] and app.run_until_idle(2) and app.board.moves == []
+
+
+def test_a_win_ends_the_game_and_is_highlighted(make_app):
+    app = make_app("minimax:1", seed=0, moves="A1,A9,B1,B9,C1,C9,D1,I9")
+    assert app.is_idle()
+    click(app, point("E1"))
+    assert app.board.winner == 1 and app.status_text().startswith("You win")
+    assert app.run_until_idle(1) and len(app.board.moves) == 9
+    click(app, point("E5"))  # after the end: ignored
+    assert len(app.board.moves) == 9
+    surface = app.draw()
+    x, y = app.point_to_pixel(point("C1"))
+    r, g, b, *_ = surface.get_at((x, y - app.stone_radius - 1))  # on the gold ring
+    assert r > 200 and g > 150 and b < 120
+
+
+# ---------------------------------------------------------------------------- drawing
+def test_the_drawn_board_shows_stones_and_wood(make_app):
+    app = make_app("minimax:1", seed=0, moves="E5,D4")
+    surface = app.draw()
+    assert surface.get_size() == (900, 640)
+    black = surface.get_at(app.point_to_pixel(E5))
+    assert max(black[:3]) < 110
+    x, y = app.point_to_pixel(point("D4"))
+    white = surface.get_at((x + 8, y + 8))  # off the last-move mark in the middle
+    assert min(white[:3]) > 170
+    x, y = app.point_to_pixel(point("G7"))
+    wood = surface.get_at((x + round(app.cell / 4), y + round(app.cell / 4)))
+    assert wood.r > 170 and wood.r > wood.g > wood.b + 20
+
+
+def test_toggles_for_numbers_and_analysis(make_app):
+    app = make_app("pure:50", seed=0)
+    click(app, E5)
+    assert app.run_until_idle(5)
+    shown = app.draw().subsurface(app.panel_rect).copy()
+    press(app, pygame.K_a)
+    assert not app.show_analysis
+    hidden = app.draw().subsurface(app.panel_rect).copy()
+    assert pygame.image.tobytes(shown, "RGB") != pygame.image.tobytes(hidden, "RGB")
+    press(app, pygame.K_a)
+    assert app.show_analysis
+    assert not app.show_numbers
+    press(app, pygame.K_m)
+    assert app.show_numbers
+    [numbers] = [b for b in app.buttons if b.action == "numbers"]
+    click(app, pos=numbers.rect.center)  # the on-screen button does the same
+    assert not app.show_numbers and len(app.board.moves) == 2
+
+
+def test_analysis_shows_the_search_live_and_after(make_app):
+    app = make_app("pure:1000", seed=0)
+    click(app, E5)
+    live = []
+    deadline = time.perf_counter() + 10
+    while not app.is_idle():
+        assert time.perf_counter() < deadline
+        app.step()
+        if app.analysis is not None and not app.analysis.final:
+            live.append(app.analysis.playouts)
+        time.sleep(0.002)
+    assert live, "no progress shown while searching"
+    analysis = app.analysis
+    assert analysis.final and analysis.moves == (E5,) and analysis.chosen == app.board.moves[1]
+    assert analysis.result.visits.sum() > 0 and -1.0 <= analysis.result.value <= 1.0
+    assert analysis.playouts == 1000
+
+
+# ---------------------------------------------------------------------------- never frozen
+def test_the_window_stays_responsive_and_closes_mid_search(make_app):
+    app = make_app(SLOW_AI, seed=0)
+    click(app, E5)
+    wait_thinking(app)
+    job = app._job
+    slowest = 0.0
+    for _ in range(5):
+        started = time.perf_counter()
+        app.step()
+        slowest = max(slowest, time.perf_counter() - started)
+    assert slowest < 0.5
+    assert "AI thinking" in app.status_text()
+    started = time.perf_counter()
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    app.run()  # takes the QUIT, stops the search, closes the window
+    assert time.perf_counter() - started < 2.0
+    assert not app.running and not job.thread.is_alive()
+
+
+# ---------------------------------------------------------------------------- AI choice
+def test_alphazero_model_plays(make_app, tmp_path):
+    model = save_net(tmp_path / "net.pt", 9)
+    app = make_app(model=model, playouts=50, seed=0)
+    assert app.ai_spec == f"az:{model}:50" and app.note == ""
+    click(app, E5)
+    assert app.run_until_idle(20)
+    assert len(app.board.moves) == 2
+    assert -1.0 <= app.analysis.result.value <= 1.0
+    explicit = make_app(f"az:{model}:50", seed=0, human_first=False)
+    assert explicit.run_until_idle(20) and len(explicit.board.moves) == 1
+
+
+def test_a_model_for_another_board_size_is_rejected(tmp_path, capsys):
+    model = save_net(tmp_path / "net7.pt", 7)
+    with pytest.raises(SetupError, match="7x7 board, not 9x9"):
+        PlayApp(model=model)
+    play = _load_script()
+    assert play.main(["--model", str(model)]) == 2
+    assert "7x7 board, not 9x9" in capsys.readouterr().err
+    assert play.main(["--opponent", "minimax:zero"]) == 2
+    assert "valid forms" in capsys.readouterr().err
+
+
+def test_an_ai_that_fails_does_not_take_the_window_down(make_app):
+    class Broken(Player):
+        name = "broken"
+
+        def get_action(self, board):
+            raise RuntimeError("no idea")
+
+    app = make_app(Broken())
+    click(app, E5)
+    assert app.run_until_idle(5)
+    assert "The AI failed" in app.status_text() and "no idea" in app.status_text()
+    assert app.board.moves == [E5]
+    press(app, pygame.K_u)  # undo and new game still work
+    assert app.board.moves == []
+
+
+def test_without_a_model_the_fallback_plays_and_says_so(make_app, tmp_path):
+    app = make_app(model=tmp_path / "missing.pt")
+    assert app.ai_spec == FALLBACK_SPEC
+    assert "No model" in app.note and FALLBACK_SPEC in app.note
+
+
+def test_bad_moves_are_a_setup_error():
+    with pytest.raises(SetupError, match="bad --moves"):
+        PlayApp("minimax:1", moves="E5,E5")
+    with pytest.raises(SetupError, match="bad --moves"):
+        PlayApp("minimax:1", moves="Z9")
+
+
+# ---------------------------------------------------------------------------- the script
+def _load_script():
+    spec = importlib.util.spec_from_file_location("play_script", REPO_ROOT / "scripts" / "play.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_screenshot_from_the_command_line(tmp_path):
+    out = tmp_path / "shot.png"
+    assert _load_script().main(["--opponent", "minimax:1", "--moves", "E5,D4,E4", "--seed", "0",
+                                "--screenshot", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = pygame.image.load(str(out))
+    assert image.get_size() == (900, 640)
+
+
+def test_importing_gomoku_does_not_import_pygame():
+    code = ("import sys, gomoku, gomoku.players, gomoku.ai, gomoku.arena; "
+            "assert 'pygame' not in sys.modules, 'pygame imported'")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_torch_threads_are_restored_after_the_apps_close(make_app, tmp_path):
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    model = save_net(tmp_path / "net.pt", 9)
+    first = make_app(f"az:{model}:10")
+    second = make_app(f"az:{model}:10")
+    assert torch.get_num_threads() == 1
+    first.close()
+    assert torch.get_num_threads() == 1
+    second.close()
+    assert torch.get_num_threads() == before
