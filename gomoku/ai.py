@@ -122,11 +122,19 @@ class AlphaZeroPlayer(SearchPlayer):
     @classmethod
     def from_checkpoint(cls, path: str, n_playout: int = 400, seed: int | None = None,
                         device: str | None = None, **kwargs) -> "AlphaZeroPlayer":
-        """Load a model or training checkpoint (torch is imported only here)."""
-        from nets import NetEvaluator, default_device, load_net
+        """Load a model or training checkpoint (torch is imported only here), or an exported
+        ``.onnx`` model, which runs on onnxruntime (the optional extra ``onnx``)."""
+        if str(path).lower().endswith(".onnx"):
+            from nets.onnx_evaluator import OnnxEvaluator
 
-        net = load_net(path)
-        player = cls(NetEvaluator(net, device or default_device()), n_playout=n_playout, seed=seed,
-                     name=f"az:{path}:{n_playout}", **kwargs)
-        player.net_config = net.config
+            evaluator = OnnxEvaluator(path)
+            net_config = evaluator.config
+        else:
+            from nets import NetEvaluator, default_device, load_net
+
+            net = load_net(path)
+            evaluator = NetEvaluator(net, device or default_device())
+            net_config = net.config
+        player = cls(evaluator, n_playout=n_playout, seed=seed, name=f"az:{path}:{n_playout}", **kwargs)
+        player.net_config = net_config
         return player

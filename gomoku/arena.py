@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -212,6 +213,9 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
         raise ValueError(f"games must be >= 1, got {games}")
     for spec in (player_spec, *opponent_specs):  # fail at once on a bad spec or checkpoint
         make_player(spec, seed=0, seconds=seconds)
+    if workers <= 1 and "torch" in sys.modules:
+        # Search players evaluate one position at a time: one thread is faster than several there.
+        sys.modules["torch"].set_num_threads(1)
     seeds = derive_seeds(seed, 2 * len(opponent_specs) * games)
     jobs = [(m, i, player_spec, spec, seeds[2 * (m * games + i): 2 * (m * games + i) + 2], width, height,
              n_in_row, seconds) for m, spec in enumerate(opponent_specs) for i in range(games)]

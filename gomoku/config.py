@@ -71,8 +71,10 @@ class SelfPlaySection:
     workers: int = 0  # processes playing self-play games; 0 = one per CPU core, 1 = in this process
     parallel_games: int = 16  # games each worker advances together (their leaves form one batch)
     games_per_iteration: int = 16  # finished games collected before each round of training
+    backend: str = "auto"  # the workers' net runtime: torch, onnx (onnxruntime), auto = onnx if installed
 
     def validate(self, prefix: str) -> None:
+        _check(self.backend in ("auto", "torch", "onnx"), f"{prefix}.backend", "must be auto, torch or onnx")
         _check(self.workers >= 0, f"{prefix}.workers", "must be >= 0")
         _check(self.parallel_games >= 1, f"{prefix}.parallel_games", "must be >= 1")
         _check(self.games_per_iteration >= 1, f"{prefix}.games_per_iteration", "must be >= 1")

@@ -10,6 +10,7 @@ This module imports pygame, so ``import gomoku`` does not import it; scripts/plo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -117,13 +118,10 @@ def smoothing_window(n: int) -> int:
 
 # ---------------------------------------------------------------------------------------------- axes
 def nice_step(span: float, target: int) -> float:
-    """A 1, 2, 2.5 or 5 times a power of ten step giving about `target` intervals over `span`."""
+    """The 1, 2, 2.5 or 5 times a power of ten step giving closest to `target` intervals over `span`."""
     raw = span / max(1, target)
     magnitude = 10.0 ** math.floor(math.log10(raw))
-    for mantissa in (1.0, 2.0, 2.5, 5.0):
-        if raw <= mantissa * magnitude * (1 + 1e-9):
-            return mantissa * magnitude
-    return 10.0 * magnitude
+    return min((m * magnitude for m in (1.0, 2.0, 2.5, 5.0, 10.0)), key=lambda step: abs(math.log(step / raw)))
 
 
 def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
@@ -140,14 +138,14 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
-    """Decades within [lo, hi], with 2 and 5 (then every integer) multiples when that gives too few."""
-    for mantissas in ((1,), (1, 2, 5), tuple(range(1, 10))):
-        ticks = [m * 10.0 ** e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-                 for m in mantissas]
+    """Decades within [lo, hi]; 1-2-5 multiples when that gives fewer than 4; evenly spaced ones on a narrow axis."""
+    decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+    for mantissas, enough in (((1,), 4), ((1, 2, 5), 3)):
+        ticks = [m * 10.0 ** e for e in decades for m in mantissas]
         ticks = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
-        if len(ticks) >= 3:
+        if len(ticks) >= enough:
             return ticks
-    return ticks
+    return [t for t in nice_ticks(lo, hi, 4) if lo <= t <= hi]
 
 
 def tick_labels(ticks: Sequence[float], log: bool = False) -> list[str]:
@@ -189,7 +187,7 @@ def make_axis(values: Iterable[float], *, log: bool = False, include: Iterable[f
         values = [math.log10(v) for v in values]
     lo, hi = (min(values), max(values)) if values else (-1.0, 0.0) if log else (0.0, 1.0)
     if hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi)):
-        half = 0.5 if log else abs(lo) * 0.1 or 0.5
+        half = 1.0 if log else abs(lo) * 0.1 or 0.5
         lo, hi = lo - half, hi + half
     span = hi - lo
     lo, hi = lo - pad[0] * span, hi + pad[1] * span
@@ -204,6 +202,15 @@ def make_axis(values: Iterable[float], *, log: bool = False, include: Iterable[f
 # ---------------------------------------------------------------------------------------------- drawing
 def _fade(colour: tuple[int, int, int], amount: float = 0.62) -> tuple[int, int, int]:
     return tuple(round(c + (255 - c) * amount) for c in colour)
+
+
+def _along(points: Sequence[tuple[float, float]], spacing: float) -> list[tuple[float, float]]:
+    """The points of a polyline, plus points every `spacing` pixels along its segments."""
+    out = list(points[:1])
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        steps = max(1, int(math.hypot(x1 - x0, y1 - y0) / spacing))
+        out.extend((x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps) for i in range(1, steps + 1))
+    return out
 
 
 class Figure:
@@ -290,17 +297,14 @@ class Panel:
         if xlabel:
             fig.text(xlabel, (r.centerx, r.bottom + tick_len + tick_h + fig.px(2)), LABEL_PT, TEXT, "midtop")
 
+    @contextlib.contextmanager
     def _clipped(self):
-        fig = self.fig
-
-        class _Clip:
-            def __enter__(_):
-                fig.surface.set_clip(self.rect.inflate(-2 * fig.k, -2 * fig.k))
-
-            def __exit__(_, *exc):
-                fig.surface.set_clip(None)
-
-        return _Clip()
+        """Drawing confined to the inside of the frame."""
+        self.fig.surface.set_clip(self.rect.inflate(-2 * self.fig.k, -2 * self.fig.k))
+        try:
+            yield
+        finally:
+            self.fig.surface.set_clip(None)
 
     def _polyline(self, points: list[tuple[float, float]], colour, width: float) -> None:
         w = max(1, self.fig.px(width))
@@ -326,7 +330,7 @@ class Panel:
                 smoothed = [10 ** v for v in moving_average([math.log10(y) for _, y in pairs], window)]
             points = [self.to_px(x, y) for (x, _), y in zip(pairs, smoothed)]
         self._polyline(points, colour, width if len(points) > 1 else width * 2)
-        self.drawn.extend(points)
+        self.drawn.extend(_along(points, self.fig.px(8)))
         self.entries.append((label, colour, "line"))
         return window
 
@@ -339,6 +343,7 @@ class Panel:
         with self._clipped():
             for x0 in range(self.rect.left, self.rect.right, dash + gap):
                 pygame.draw.line(self.fig.surface, colour, (x0, py), (min(x0 + dash, self.rect.right), py), w)
+                self.drawn.append((x0, py))
         self.entries.append((label, colour, "dash"))
 
     def points(self, xs: Sequence[float], ys: Sequence[float], colour, label: str | None, radius: float = 4.5,

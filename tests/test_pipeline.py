@@ -98,8 +98,13 @@ def test_ctrl_c_saves_the_run(tmp_path, monkeypatch):
     assert resumed.games_played == 4
 
 
-def test_worker_processes(tmp_path):
-    config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "train.game_batch_num=8"])
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_worker_processes(tmp_path, backend):
+    if backend == "onnx":
+        pytest.importorskip("onnxruntime")
+        pytest.importorskip("onnx")
+    config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "train.game_batch_num=8",
+                                                f"selfplay.backend={backend}"])
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
     pipeline.run()
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
