@@ -20,7 +20,7 @@ from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.board import Board
 from gomoku.config import Config
 from gomoku.pipeline import resolve_workers
-from gomoku.selfplay import SelfPlayRunner, WorkerPool
+from gomoku.selfplay import SelfPlayRunner, WorkerPool, onnx_available
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
 # The classic AlphaZero-Gomoku on a 2-core CPU with torch 2.13 (shared/REFERENCE.md).
@@ -50,11 +50,21 @@ def bench_pure(s: BenchSettings) -> float:
     return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
 
 
-def bench_az(s: BenchSettings) -> float:
-    evaluator = NetEvaluator(build_net(NetConfig()), s.device)
+def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool = False) -> float:
+    net = build_net(NetConfig())
+    if onnx:
+        import tempfile
+
+        from nets.onnx_evaluator import OnnxEvaluator
+        from nets.onnx_export import export_onnx
+
+        evaluator = OnnxEvaluator(export_onnx(net, tempfile.mkdtemp() + "/net.onnx"), threads=1)
+    else:
+        evaluator = NetEvaluator(net, s.device)
 
     def one_move():
-        AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0).get_action(Board())
+        AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0,
+                        leaves_per_step=leaves_per_step).get_action(Board())
 
     return s.az_playouts / _median_time(one_move, s.repeats)
 
@@ -109,24 +119,55 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
             "selfplay_moves_measured": [m for m, _ in runs]}
 
 
+SELFPLAY_VARIANTS = {  # self-play layouts to compare (scripts/bench.py --variants)
+    "1 process x 32 games, torch": {"workers": 1, "parallel_games": 32, "backend": "torch"},
+    "per-core processes x 16 games, torch": {"workers": 0, "parallel_games": 16, "backend": "torch"},
+    "per-core processes x 16 games, onnx": {"workers": 0, "parallel_games": 16, "backend": "onnx"},
+}
+
+
+def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
+    from dataclasses import replace
+
+    out = {}
+    for name, overrides in SELFPLAY_VARIANTS.items():
+        if overrides["backend"] == "onnx" and not onnx_available():
+            continue
+        config = Config()
+        config = replace(config, selfplay=replace(config.selfplay, **overrides))
+        out[name] = bench_selfplay(s, config)["selfplay_positions_per_s"]
+        log(f"  self-play, {name:40s} {out[name]:8.1f} positions/s")
+    return out
+
+
 def machine() -> dict:
     return {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(),
             "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
             "torch": torch.__version__, "python": platform.python_version()}
 
 
-def run_all(s: BenchSettings, log=print) -> dict:
+def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     torch.set_num_threads(1)
     results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
+    results["selfplay_backend"] = "onnx" if onnx_available() else "torch"  # what "auto" picks here
     steps = [("pure_mcts_playouts_per_s", bench_pure), ("az_mcts_playouts_per_s", bench_az),
              ("net_positions_per_s_b256", bench_net), ("train_step_s", bench_train_step)]
     for key, fn in steps:
         results[key] = fn(s)
-        log(f"{key:28s} {results[key]:12.4g}")
+        log(f"{key:36s} {results[key]:12.4g}")
+    extras = [("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8))]
+    if onnx_available():
+        extras += [("az_mcts_playouts_per_s_onnx", lambda: bench_az(s, onnx=True)),
+                   ("az_mcts_playouts_per_s_onnx_leaves8", lambda: bench_az(s, 8, onnx=True))]
+    for key, fn in extras:
+        results[key] = fn()
+        log(f"{key:36s} {results[key]:12.4g}")
     results.update(bench_selfplay(s))
-    log(f"{'selfplay_positions_per_s':28s} {results['selfplay_positions_per_s']:12.4g}")
-    log(f"{'selfplay_playouts_per_s':28s} {results['selfplay_playouts_per_s']:12.4g}")
+    log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")
+    log(f"{'selfplay_playouts_per_s':36s} {results['selfplay_playouts_per_s']:12.4g}")
+    if variants:
+        results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(s, log)
     results["speedup_vs_classic"] = {k: results[k] / v for k, v in CLASSIC.items()}
     for key, ratio in results["speedup_vs_classic"].items():
-        log(f"{key:28s} {ratio:10.1f}x the classic")
+        log(f"{key:36s} {ratio:10.1f}x the classic")
     return results

@@ -64,3 +64,8 @@ class Geometry:
         stones = np.take_along_axis(cells, points.reshape(len(moves), -1), axis=1)
         stones = stones.reshape(points.shape)
         return (stones == colours[:, None, None]).all(axis=2).any(axis=1)
+
+    def wins_one(self, cells: np.ndarray, move: int, colour: int) -> bool:
+        """``wins`` for one position: cells [size + 1], the move just played, its colour."""
+        stones = cells[self.windows[self.point_windows[move]]]
+        return bool((stones == colour).all(axis=1).any())

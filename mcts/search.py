@@ -315,6 +315,8 @@ class BatchedMCTS:
 
     def _descend(self, trees: np.ndarray, vloss: float) -> _Descent:
         """Walk from the roots of ``trees`` to an unexpanded edge, one numpy step per level."""
+        if len(trees) == 1:
+            return self._descend_one(int(trees[0]), vloss)
         size = self.geometry.size
         k = len(trees)
         d = _Descent(trees=trees)
@@ -355,8 +357,51 @@ class BatchedMCTS:
         d.terminal_value = np.where(won, -1.0, np.where(full, 0.0, np.nan))
         return d
 
+    def _descend_one(self, tree: int, vloss: float) -> _Descent:
+        """``_descend`` for a single tree: the same arithmetic on views, without fancy indexing
+        (the single-game search of the players spends most of its time here)."""
+        prior, visits = self.prior[tree], self.visits[tree]
+        value_sum, node_visits, children = self.value_sum[tree], self.node_visits[tree], self.children[tree]
+        cells = self.root_cells[tree].copy()
+        count = int(self.root_count[tree])
+        c_puct = self.config.c_puct
+        zero = np.zeros(1, dtype=np.int64)
+        levels = []
+        node = depth = 0
+        while True:
+            n_edge = visits[node]
+            q = value_sum[node] / np.maximum(n_edge, 1.0)
+            u = c_puct * prior[node] * (np.sqrt(node_visits[node]) / (1.0 + n_edge))
+            move = int((q + u).argmax())
+            visits[node, move] += 1.0
+            node_visits[node] += 1.0
+            if vloss:
+                value_sum[node, move] -= vloss
+            colour = FIRST if (count + depth) % 2 == 0 else SECOND
+            cells[move] = colour
+            depth += 1
+            levels.append((zero, np.array([node]), np.array([move])))
+            child = int(children[node, move])
+            if child == NO_CHILD:
+                break
+            node = child
+        if self.geometry.wins_one(cells, move, colour):
+            terminal = -1.0
+        else:
+            terminal = 0.0 if count + depth == self.geometry.size else np.nan
+        return _Descent(trees=np.array([tree]), levels=levels, leaf_node=np.array([node]),
+                        leaf_move=np.array([move]), depth=np.array([depth]), cells=cells[None],
+                        to_move=np.array([FIRST + SECOND - colour]), terminal_value=np.array([terminal]))
+
     def _backup(self, d: _Descent, leaf_values: np.ndarray, vloss: float) -> None:
         """Add the leaf values along the paths (visits were counted on the way down)."""
+        if len(d.trees) == 1:
+            value_sum = self.value_sum[int(d.trees[0])]
+            depth, value = int(d.depth[0]), float(leaf_values[0])
+            for level, (_, n, move) in enumerate(d.levels):
+                sign = -1.0 if (depth - level) % 2 == 1 else 1.0
+                value_sum[n[0], move[0]] += sign * value + vloss
+            return
         for level, (active, n, move) in enumerate(d.levels):
             t = d.trees[active]
             sign = np.where((d.depth[active] - level) % 2 == 1, -1.0, 1.0)

@@ -17,13 +17,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter runs (under a minute)")
     parser.add_argument("--device", default="cpu", help="device for the net figures (cpu, cuda)")
+    parser.add_argument("--variants", action="store_true",
+                        help="also compare self-play layouts (one process vs one per core, torch vs onnx)")
     args = parser.parse_args(argv)
     from gomoku.bench import BenchSettings, run_all
 
     settings = BenchSettings(device=args.device)
     if args.quick:
         settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device)
-    results = run_all(settings)
+    results = run_all(settings, variants=args.variants)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
