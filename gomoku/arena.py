@@ -184,9 +184,9 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
 
 def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
     """One game of an ``evaluate`` match, with players built fresh from their specs and seeds."""
-    match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, seconds = job
-    player = make_player(player_spec, seed=seeds[0], seconds=seconds)
-    opponent = make_player(opponent_spec, seed=seeds[1], seconds=seconds)
+    match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, seconds, leaves = job
+    player = make_player(player_spec, seed=seeds[0], seconds=seconds, leaves_per_step=leaves)
+    opponent = make_player(opponent_spec, seed=seeds[1], seconds=seconds, leaves_per_step=leaves)
     first, second = (player, opponent) if index % 2 == 0 else (opponent, player)
     return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
 
@@ -202,12 +202,13 @@ def _init_worker() -> None:
 
 def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
              width: int = 9, height: int = 9, n_in_row: int = 5, progress: bool = False,
-             workers: int = 1, seconds: float | None = None) -> list[MatchResult]:
+             workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1) -> list[MatchResult]:
     """One match of ``player_spec`` against each opponent spec, colours alternating.
 
     Every game gets fresh players with seeds derived from ``seed`` and the game's place, so the
     results are the same whatever ``workers`` (processes playing games in parallel) is.
-    ``seconds`` caps the thinking time per move of the search players.
+    ``seconds`` caps the thinking time per move of the search players; ``leaves_per_step`` is
+    passed to the az players (see ``make_player``).
     """
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
@@ -218,7 +219,7 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
         sys.modules["torch"].set_num_threads(1)
     seeds = derive_seeds(seed, 2 * len(opponent_specs) * games)
     jobs = [(m, i, player_spec, spec, seeds[2 * (m * games + i): 2 * (m * games + i) + 2], width, height,
-             n_in_row, seconds) for m, spec in enumerate(opponent_specs) for i in range(games)]
+             n_in_row, seconds, leaves_per_step) for m, spec in enumerate(opponent_specs) for i in range(games)]
     results = [MatchResult(player_spec, spec) for spec in opponent_specs]
     records: dict[tuple[int, int], GameRecord] = {}
     bar = None

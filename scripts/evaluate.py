@@ -49,6 +49,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "(the results do not depend on it)")
     parser.add_argument("--seconds", type=float, help="thinking time cap per move for pure/az players "
                         "(next to their playout count)")
+    parser.add_argument("--leaves", type=int, default=1, help="az players: leaves per network call "
+                        "(virtual loss; faster, a slightly different search)")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
                            height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
-                           workers=args.workers, seconds=args.seconds)
+                           workers=args.workers, seconds=args.seconds, leaves_per_step=args.leaves)
     except ValueError as error:  # a bad spec or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

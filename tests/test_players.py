@@ -160,7 +160,7 @@ def fake_ai(monkeypatch):
 
     class AlphaZeroPlayer:
         @classmethod
-        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None):
+        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1):
             calls.append(("az", path, n_playout, seed))
             return cls()
 
