@@ -107,6 +107,17 @@ class MatchResult:
     def games(self) -> int:
         return self.wins + self.draws + self.losses
 
+    def add(self, record: GameRecord, player_first: bool) -> None:
+        """Count a game in which ``player`` had the first stones (id 1) when ``player_first``."""
+        own_stone = 1 if player_first else 2
+        if record.winner == DRAW:
+            self.draws += 1
+        elif record.winner == own_stone:
+            self.wins += 1
+        else:
+            self.losses += 1
+        self.records.append(record)
+
     @property
     def score(self) -> float:
         """(wins + draws / 2) / games; 0.0 before any game."""
@@ -155,14 +166,7 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
             player_first = index % 2 == 0
             first, second = (player, opponent) if player_first else (opponent, player)
             record = play_game(first, second, Board(width, height, n_in_row, start_player=1))
-            own_stone = 1 if player_first else 2
-            if record.winner == DRAW:
-                result.draws += 1
-            elif record.winner == own_stone:
-                result.wins += 1
-            else:
-                result.losses += 1
-            result.records.append(record)
+            result.add(record, player_first)
             if on_game is not None:
                 on_game(index, record)
             if bar is not None:
@@ -249,12 +253,5 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
     for (match, index), record in sorted(records.items()):
         result = results[match]
         result.player, result.opponent = record.players[index % 2], record.players[1 - index % 2]
-        own_stone = 1 if index % 2 == 0 else 2
-        if record.winner == DRAW:
-            result.draws += 1
-        elif record.winner == own_stone:
-            result.wins += 1
-        else:
-            result.losses += 1
-        result.records.append(record)
+        result.add(record, player_first=index % 2 == 0)
     return results
