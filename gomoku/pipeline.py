@@ -35,6 +35,7 @@ METRICS = "metrics.jsonl"
 CONFIG = "config.yaml"
 CURRENT_MODEL = "current.pt"
 BEST_MODEL = "best.pt"
+BUFFER_SAVE_EVERY = 5  # iterations between buffer saves (the checkpoint is saved every iteration)
 
 
 @dataclass
@@ -281,5 +282,3 @@ class TrainPipeline:
                  self.games_played, record["selfplay_positions_per_s"], train_stats.get("loss", float("nan")),
                  train_stats.get("entropy", float("nan")))
 
-
-BUFFER_SAVE_EVERY = 5  # iterations between buffer saves (the checkpoint is saved every iteration)
