@@ -31,12 +31,13 @@ import numpy as np
 import pygame
 
 from gomoku.board import DRAW, EMPTY, Board, other
-from gomoku.players import COLUMN_LETTERS, Player, format_point, make_player, parse_point
+from gomoku.players import (COLUMN_LETTERS, SHIPPED_MODEL, SHIPPED_PLAYOUTS, Player, format_point, make_player,
+                            parse_point)
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = Path("models/9x9.pt")
-DEFAULT_PLAYOUTS = 400
+DEFAULT_MODEL = Path(SHIPPED_MODEL)
+DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 FALLBACK_SPEC = "pure:2000"  # the AI when no model has been trained yet
 N_IN_ROW = 5
 JOIN_SECONDS = 2.0  # how long close() waits for a search to notice that it should stop

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from gomoku.board import EMPTY, Board, IllegalMoveError, other
+from gomoku.players import SHIPPED_MODEL
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ COUNTRY = "International"
 ABOUT = f'name="{NAME}", version="{VERSION}", author="{AUTHOR}", country="{COUNTRY}"'
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = REPO_ROOT / "models" / "9x9.pt"
+DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
 AZ_PLAYOUTS = 800  # per move for the model when --playouts is not given
 PURE_PLAYOUTS = 2000  # per move for the pure-MCTS fallback when --playouts is not given
 N_IN_ROW = 5

@@ -22,6 +22,9 @@ import numpy as np
 
 from gomoku.board import DIRECTIONS, DRAW, EMPTY, Board, other
 
+SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
+SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
+
 log = logging.getLogger(__name__)
 
 # Candidate moves for the search: empty points at most this far (king's moves) from a stone.

@@ -20,10 +20,10 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.arena import evaluate, format_table  # noqa: E402
-from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
+from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
 
-DEFAULT_MODEL = Path("models/9x9.pt")
-DEFAULT_PLAYOUTS = 400
+DEFAULT_MODEL = Path(SHIPPED_MODEL)
+DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 # The yardstick ladder of the classic AlphaZero-Gomoku projects: pure MCTS from 1000 to 5000 playouts.
 PURE_MCTS_LADDER = tuple(f"pure:{playouts}" for playouts in (1000, 2000, 3000, 4000, 5000))
 DEFAULT_GAMES = 20

@@ -23,7 +23,9 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-DEFAULT_MODEL = Path("models/9x9.pt")
+from gomoku.players import SHIPPED_MODEL  # noqa: E402
+
+DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_OUT = Path("models/9x9.onnx")
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2

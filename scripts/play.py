@@ -25,10 +25,10 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
+from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
 
-DEFAULT_MODEL = Path("models/9x9.pt")
-DEFAULT_PLAYOUTS = 400
+DEFAULT_MODEL = Path(SHIPPED_MODEL)
+DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 EXIT_USAGE = 2
 
 
