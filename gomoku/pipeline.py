@@ -226,6 +226,7 @@ class TrainPipeline:
     def run(self, max_iterations: int | None = None) -> None:
         c = self.config
         self._start_workers()
+        self._completed = self.iteration
         done = 0
         try:
             while self.games_played < c.train.game_batch_num and (max_iterations is None or done < max_iterations):
@@ -234,6 +235,7 @@ class TrainPipeline:
             self.save()
         except KeyboardInterrupt:
             log.warning("interrupted: saving %s", self.run_dir / CHECKPOINT)
+            self.iteration = self._completed  # the unfinished iteration is played again on resume
             self.save()
             raise
         finally:
@@ -277,6 +279,7 @@ class TrainPipeline:
         record["wall_time"] = self.wall_time
         with open(self.run_dir / METRICS, "a") as handle:
             handle.write(json.dumps(record) + "\n")
+        self._completed = self.iteration
         self.save(with_buffer="eval" in record or self.iteration % BUFFER_SAVE_EVERY == 0)
         log.info("iter %d: %d games, %.1f positions/s in self-play, loss %.3f, entropy %.3f", self.iteration,
                  self.games_played, record["selfplay_positions_per_s"], train_stats.get("loss", float("nan")),

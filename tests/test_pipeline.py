@@ -93,9 +93,12 @@ def test_ctrl_c_saves_the_run(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         pipeline.run()
     saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
-    assert saved["iteration"] == 2 and saved["games_played"] == 4  # the second iteration never finished
+    assert saved["iteration"] == 1 and saved["games_played"] == 4  # the second iteration never finished
     resumed = TrainPipeline(config, tmp_path, device="cpu", resume=True, progress=False)
     assert resumed.games_played == 4
+    resumed.run(max_iterations=1)
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in records] == [1, 2]  # numbering goes on without a gap
 
 
 @pytest.mark.parametrize("backend", ["torch", "onnx"])
@@ -128,3 +131,24 @@ def test_train_script_and_evaluate_with_the_checkpoint(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "random" in result.stdout
+
+
+def test_kill_saves_and_resumes(tmp_path):
+    """A plain `kill` (SIGTERM) stops train.py cleanly: checkpoint saved, exit 130, resumable."""
+    import signal
+    import time
+
+    run = tmp_path / "r"
+    process = subprocess.Popen([sys.executable, "scripts/train.py", "--config", "configs/smoke.yaml",
+                                "--run-dir", str(run), "--no-progress", "--set", "train.game_batch_num=100000"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (run / "checkpoint.pt").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "--resume" in err
+    saved = torch.load(run / "checkpoint.pt", weights_only=True)
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    assert saved["iteration"] == len(lines) >= 1
