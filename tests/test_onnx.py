@@ -108,3 +108,24 @@ def test_export_script(exported, tmp_path):
                               str(tmp_path / "missing.pt"), str(tmp_path / "x.onnx")],
                              capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert missing.returncode != 0 and "no checkpoint" in missing.stderr
+
+
+def test_az_spec_runs_an_exported_model(tmp_path):
+    from gomoku.players import make_player
+    from nets.onnx_export import export_onnx
+
+    net = build_net(NetConfig())
+    path = export_onnx(net, tmp_path / "m.onnx")
+    board = Board.from_moves([36, 72, 37, 73, 38, 74, 39, 75])
+    onnx_player = make_player(f"az:{path}:100", seed=0)
+    torch_player = make_player(f"az:{save_model_to(tmp_path / 'm.pt', net)}:100", seed=0)
+    # Same net, same search: the same move and (up to float32 noise) the same statistics.
+    assert onnx_player.get_action(board) == torch_player.get_action(board)
+    np.testing.assert_allclose(onnx_player.last_result.priors, torch_player.last_result.priors, atol=1e-5)
+    with pytest.raises(ValueError, match="9x9 board, not 7x7"):
+        onnx_player.get_action(Board(7, 7, 5))
+
+
+def save_model_to(path, net):
+    save_model(path, net)
+    return path
