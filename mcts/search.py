@@ -257,8 +257,7 @@ class BatchedMCTS:
 
     def _root_planes(self, trees: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cells = self.root_cells[trees]
-        counts = np.array([len(self.root_moves[t]) for t in trees])
-        to_move = np.where(counts % 2 == 0, FIRST, SECOND)
+        to_move = np.where(self.root_count[trees] % 2 == 0, FIRST, SECOND)
         last = np.array([self.root_moves[t][-1] if self.root_moves[t] else NO_MOVE for t in trees])
         return self._planes(cells, to_move, last), cells[:, :-1] == 0
 

@@ -9,6 +9,14 @@ from torch import nn
 CPU_CHUNK = 16
 
 
+def legal_priors(policy: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """The policy on the legal moves, renormalised (uniform when the net gives them no mass)."""
+    priors = policy * legal
+    totals = priors.sum(axis=1, keepdims=True)
+    uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
+    return np.where(totals > 0, priors / np.where(totals > 0, totals, 1.0), uniform)
+
+
 class NetEvaluator:
     """Priors over legal moves and a value for the player to move, from a policy-value net.
 
@@ -32,11 +40,7 @@ class NetEvaluator:
             value = torch.cat([o[1] for o in outputs])
         else:
             log_policy, value = self.net(x)
-        priors = torch.exp(log_policy).cpu().numpy() * legal
-        totals = priors.sum(axis=1, keepdims=True)
-        uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
-        priors = np.where(totals > 0, priors / np.where(totals > 0, totals, 1.0), uniform)
-        return priors, value.float().cpu().numpy().astype(np.float64)
+        return legal_priors(torch.exp(log_policy).cpu().numpy(), legal), value.float().cpu().numpy().astype(np.float64)
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.net.load_state_dict(state_dict)

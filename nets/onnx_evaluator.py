@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from nets.evaluator import legal_priors
 from nets.model import NetConfig
 from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, onnx_session, read_net_config
 
@@ -29,8 +30,4 @@ class OnnxEvaluator:
     def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = np.ascontiguousarray(planes, dtype=np.float32)
         log_policy, value = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: x})
-        priors = np.exp(log_policy) * legal
-        totals = priors.sum(axis=1, keepdims=True)
-        uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
-        priors = np.where(totals > 0, priors / np.where(totals > 0, totals, 1.0), uniform)
-        return priors, value.astype(np.float64)
+        return legal_priors(np.exp(log_policy), legal), value.astype(np.float64)
