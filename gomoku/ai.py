@@ -103,12 +103,16 @@ class PureMCTSPlayer(SearchPlayer):
 
 
 class AlphaZeroPlayer(SearchPlayer):
-    """Net-guided PUCT search, no noise, most visited move, the tree reused between moves."""
+    """Net-guided PUCT search, no noise, most visited move, the tree reused between moves.
+
+    ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
+    a four (see ``mcts.search``)."""
 
     def __init__(self, evaluator, n_playout: int = 400, c_puct: float = 5.0, seed: int | None = None,
-                 seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None):
+                 seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
+                 forced_moves: bool = True):
         config = SearchConfig(n_playout=n_playout, c_puct=c_puct, noise=False, reuse_tree=True,
-                              leaves_per_step=leaves_per_step)
+                              leaves_per_step=leaves_per_step, forced_moves=forced_moves)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         super().__init__(name or f"az:{n_playout}", lambda board, rng: evaluator, config, seed, seconds)

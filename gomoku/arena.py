@@ -188,9 +188,9 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
 
 def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
     """One game of an ``evaluate`` match, with players built fresh from their specs and seeds."""
-    match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, seconds, leaves = job
-    player = make_player(player_spec, seed=seeds[0], seconds=seconds, leaves_per_step=leaves)
-    opponent = make_player(opponent_spec, seed=seeds[1], seconds=seconds, leaves_per_step=leaves)
+    match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, options = job
+    player = make_player(player_spec, seed=seeds[0], **options)
+    opponent = make_player(opponent_spec, seed=seeds[1], **options)
     first, second = (player, opponent) if index % 2 == 0 else (opponent, player)
     return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
 
@@ -206,13 +206,14 @@ def _init_worker() -> None:
 
 def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
              width: int = 9, height: int = 9, n_in_row: int = 5, progress: bool = False,
-             workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1) -> list[MatchResult]:
+             workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1,
+             forced_moves: bool = True) -> list[MatchResult]:
     """One match of ``player_spec`` against each opponent spec, colours alternating.
 
     Every game gets fresh players with seeds derived from ``seed`` and the game's place, so the
     results are the same whatever ``workers`` (processes playing games in parallel) is.
     ``seconds`` caps the thinking time per move of the search players; ``leaves_per_step`` is
-    passed to the az players (see ``make_player``).
+    and ``forced_moves`` are passed to the az players (see ``make_player``).
     """
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
@@ -222,8 +223,9 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
         # Search players evaluate one position at a time: one thread is faster than several there.
         sys.modules["torch"].set_num_threads(1)
     seeds = derive_seeds(seed, 2 * len(opponent_specs) * games)
+    options = {"seconds": seconds, "leaves_per_step": leaves_per_step, "forced_moves": forced_moves}
     jobs = [(m, i, player_spec, spec, seeds[2 * (m * games + i): 2 * (m * games + i) + 2], width, height,
-             n_in_row, seconds, leaves_per_step) for m, spec in enumerate(opponent_specs) for i in range(games)]
+             n_in_row, options) for m, spec in enumerate(opponent_specs) for i in range(games)]
     results = [MatchResult(player_spec, spec) for spec in opponent_specs]
     records: dict[tuple[int, int], GameRecord] = {}
     bar = None

@@ -55,6 +55,7 @@ class SearchSection:
     temperature: float = 1.0  # for the first temperature_moves moves of a self-play game
     temperature_moves: int = 12  # after these, the most visited move is played
     leaves_per_step: int = 1  # > 1: several leaves per tree per network call (virtual loss)
+    forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
 
     def validate(self, prefix: str) -> None:
         _check(self.n_playout >= 2, f"{prefix}.n_playout", "must be >= 2")

@@ -41,7 +41,8 @@ class SelfPlayGame:
 def search_config(search: SearchSection, noise: bool) -> SearchConfig:
     return SearchConfig(n_playout=search.n_playout, c_puct=search.c_puct,
                         dirichlet_alpha=search.dirichlet_alpha, dirichlet_epsilon=search.dirichlet_epsilon,
-                        noise=noise, reuse_tree=True, leaves_per_step=search.leaves_per_step)
+                        noise=noise, reuse_tree=True, leaves_per_step=search.leaves_per_step,
+                        forced_moves=search.forced_moves)
 
 
 class SelfPlayRunner:
@@ -192,7 +193,7 @@ def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], pure_
     out = []
     for index in game_indices:
         model = AlphaZeroPlayer(evaluator, n_playout=config.eval.n_playout, c_puct=config.search.c_puct,
-                                seed=seed + 2 * index)
+                                seed=seed + 2 * index, forced_moves=config.search.forced_moves)
         pure = PureMCTSPlayer(n_playout=pure_playouts, seed=seed + 2 * index + 1)
         model_first = index % 2 == 0
         first, second = (model, pure) if model_first else (pure, model)

@@ -69,3 +69,19 @@ class Geometry:
         """``wins`` for one position: cells [size + 1], the move just played, its colour."""
         stones = cells[self.windows[self.point_windows[move]]]
         return bool((stones == colour).all(axis=1).any())
+
+    def winning_points(self, cells: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        """Where each position's ``colour`` would complete a line with one more stone.
+
+        cells: int8 [k, size + 1] as in ``wins``; colours: [k]. Returns bool [k, size]: the empty
+        points that complete a window holding ``n_in_row - 1`` stones of that colour and no other.
+        """
+        k, n = len(cells), self.n_in_row
+        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
+        empty = stones == 0
+        hot = ((stones == colours[:, None, None]).sum(axis=2) == n - 1) & (empty.sum(axis=2) == 1)
+        at, window = np.nonzero(hot)
+        points = np.zeros((k, self.size + 1), dtype=bool)
+        if at.size:
+            points[at, self.windows[window][empty[at, window]]] = True
+        return points[:, : self.size]

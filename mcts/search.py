@@ -23,6 +23,13 @@ move index. A fresh root is expanded by the first playout, as in the classic imp
 
 With ``leaves_per_step > 1`` each tree descends several times before the evaluator is called,
 with a virtual loss on the edges taken so that later descents look elsewhere.
+
+Forced moves (``forced_moves``, off by default and in the pure-MCTS baseline): two exact rules of
+the game, no evaluation knowledge. A position whose player to move can complete a line is valued
++1 exactly, like a terminal position, and is not expanded; when that is the root, only the
+winning moves are searched. Otherwise, when the opponent could complete a line, the node's moves
+are only the points that stop it (every other move loses at once). The network then learns from
+visit counts that take fives and block fours; the search spends no playouts refuting blunders.
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ class SearchConfig:
     reuse_tree: bool = True
     leaves_per_step: int = 1  # > 1: several leaves per tree and evaluator call, with virtual loss
     virtual_loss: float = 1.0
+    forced_moves: bool = False  # value wins in one exactly, search only blocks of a four (see above)
 
     def __post_init__(self) -> None:
         if self.n_playout < 1:
@@ -259,7 +267,21 @@ class BatchedMCTS:
         cells = self.root_cells[trees]
         to_move = np.where(self.root_count[trees] % 2 == 0, FIRST, SECOND)
         last = np.array([self.root_moves[t][-1] if self.root_moves[t] else NO_MOVE for t in trees])
-        return self._planes(cells, to_move, last), cells[:, :-1] == 0
+        return self._planes(cells, to_move, last), self._moves_to_search(cells, to_move)[1]
+
+    def _moves_to_search(self, cells: np.ndarray, to_move: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For positions ``cells`` [k, size + 1] with ``to_move`` [k]: (bool [k], whether the player
+        to move can complete a line; bool [k, size], the moves a node there searches). Without
+        ``forced_moves`` that is (all False, every empty point)."""
+        empty = cells[:, :-1] == 0
+        if not self.config.forced_moves:
+            return np.zeros(len(cells), dtype=bool), empty
+        mine = self.geometry.winning_points(cells, to_move)
+        theirs = self.geometry.winning_points(cells, FIRST + SECOND - to_move)
+        can_win = mine.any(axis=1)
+        must_block = ~can_win & theirs.any(axis=1)
+        legal = np.where(can_win[:, None], mine, np.where(must_block[:, None], theirs, empty))
+        return can_win, legal
 
     def _expand_roots(self, trees: np.ndarray) -> None:
         planes, legal = self._root_planes(trees)
@@ -270,7 +292,7 @@ class BatchedMCTS:
     def _add_root_noise(self, trees: np.ndarray) -> None:
         eps, alpha = self.config.dirichlet_epsilon, self.config.dirichlet_alpha
         for tree in trees:
-            legal = np.flatnonzero(self.root_cells[tree, :-1] == 0)
+            legal = np.flatnonzero(self.value_sum[tree, 0] > ILLEGAL_VALUE_SUM / 2)  # the root's moves
             noise = self.rng.dirichlet(np.full(legal.size, alpha))
             prior = self.root_clean_prior[tree].copy()
             prior[legal] = (1 - eps) * prior[legal] + eps * noise
@@ -300,12 +322,17 @@ class BatchedMCTS:
                 unique = open_[first]
             cells = np.concatenate([d.cells for d in descents])[unique]
             to_move = np.concatenate([d.to_move for d in descents])[unique]
-            planes = self._planes(cells, to_move, moves_all[unique])
-            legal = cells[:, :-1] == 0
-            priors, leaf_values = self.evaluator.evaluate_batch(planes, legal)
-            new_slots = self._new_nodes(trees_all[unique], None, priors, legal)
-            self.children[trees_all[unique], nodes_all[unique], moves_all[unique]] = new_slots
-            values[open_] = np.asarray(leaf_values, dtype=np.float64)[inverse.ravel()]
+            can_win, legal = self._moves_to_search(cells, to_move)
+            leaf_values = np.ones(len(unique))  # a win in one is worth +1 to the player to move
+            grow = np.flatnonzero(~can_win)
+            if grow.size:
+                planes = self._planes(cells[grow], to_move[grow], moves_all[unique[grow]])
+                priors, net_values = self.evaluator.evaluate_batch(planes, legal[grow])
+                leaf_values[grow] = net_values
+                at = unique[grow]
+                new_slots = self._new_nodes(trees_all[at], None, priors, legal[grow])
+                self.children[trees_all[at], nodes_all[at], moves_all[at]] = new_slots
+            values[open_] = leaf_values[inverse.ravel()]
         start = 0
         for descent in descents:
             k = len(descent.trees)

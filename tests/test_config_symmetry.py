@@ -11,8 +11,9 @@ from gomoku.symmetry import augment, move_permutations
 def test_shipped_configs_load():
     config = load_config("configs/9x9.yaml")
     assert config.search.n_playout == 400 and config.train.lr == 0.002 and config.train.batch_size == 512
-    assert config.train.buffer_size == 10000 and config.eval.check_freq == 50
+    assert config.train.buffer_size == 10000 and config.eval.check_freq == 200
     assert config.train.game_batch_num == 1500 and config.eval.pure_playouts == 1000
+    assert config.search.forced_moves and config.eval.pure_cap == 10000
     assert load_config("configs/smoke.yaml").board.width == 6
 
 

@@ -1,5 +1,6 @@
 """scripts/evaluate.py as a user runs it: a subprocess from the repo root, no install needed."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -7,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from gomoku.arena import MatchResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "evaluate.py"
@@ -58,3 +61,22 @@ def test_no_arguments_without_a_shipped_model_exits_2():
     assert done.returncode == 2
     assert "no shipped model at models/9x9.pt yet; train one with scripts/train.py or pass --player" in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.skipif(not (REPO_ROOT / "models" / "9x9.pt").exists(), reason="no shipped model")
+def test_no_arguments_play_the_shipped_model_against_the_pure_mcts_ladder(monkeypatch, capsys):
+    spec = importlib.util.spec_from_file_location("evaluate_script", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    calls = []
+
+    def fake_evaluate(player, opponents, games, **options):
+        calls.append((player, list(opponents), games, options["seed"], options["forced_moves"]))
+        return [MatchResult(player, opponent) for opponent in opponents]
+
+    monkeypatch.setattr(script, "evaluate", fake_evaluate)
+    monkeypatch.chdir(REPO_ROOT)
+    assert script.main([]) == 0
+    ladder = ["pure:1000", "pure:3000", "pure:5000", "pure:10000"]  # the README's pure-MCTS rows
+    assert calls == [("az:models/9x9.pt:400", ladder, 20, 0, True)]
+    assert capsys.readouterr().out.startswith("20 games per opponent, 9x9, 5 in a row, seed 0")

@@ -160,8 +160,8 @@ def fake_ai(monkeypatch):
 
     class AlphaZeroPlayer:
         @classmethod
-        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1):
-            calls.append(("az", path, n_playout, seed))
+        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True):
+            calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",)))
             return cls()
 
     module = types.ModuleType("gomoku.ai")
@@ -174,7 +174,9 @@ def test_make_player_wires_pure_and_az(fake_ai):
     make_player("pure:1000", seed=3)
     make_player("az:models/9x9.pt:400", seed=4)
     make_player("az:runs/a:b/best.pt:50")
-    assert fake_ai == [("pure", 1000, 3), ("az", "models/9x9.pt", 400, 4), ("az", "runs/a:b/best.pt", 50, None)]
+    make_player("az:m.pt:8", forced_moves=False)
+    assert fake_ai == [("pure", 1000, 3), ("az", "models/9x9.pt", 400, 4), ("az", "runs/a:b/best.pt", 50, None),
+                       ("az", "m.pt", 8, None, "no forced moves")]
 
 
 @pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",

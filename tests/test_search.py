@@ -224,3 +224,91 @@ def test_pure_mcts_matches_the_reference_rollout_search():
     ref = ReferenceMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), n_playout=300)
     fast = BatchedMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), 9, 9, 5, SearchConfig(n_playout=300))
     np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
+
+
+# ---------------------------------------------------------------- forced moves (exact rules)
+
+def brute_force_winning_points(board: Board, colour: int) -> set[int]:
+    """Empty points where a stone of ``colour`` would complete a line, by trying each one."""
+    geometry = Geometry(board.width, board.height, board.n_in_row)
+    cells = np.zeros(board.width * board.height + 1, dtype=np.int8)
+    for i, move in enumerate(board.moves):
+        cells[move] = 1 if i % 2 == 0 else 2
+    points = set()
+    for move in board.availables:
+        cells[move] = colour
+        if geometry.wins_one(cells, move, colour):
+            points.add(move)
+        cells[move] = 0
+    return points
+
+
+def test_winning_points_match_brute_force():
+    rng = np.random.default_rng(5)
+    for width, height, n in ((9, 9, 5), (6, 6, 4), (10, 7, 5)):
+        g = Geometry(width, height, n)
+        for _ in range(15):
+            board = Board(width, height, n)
+            while not board.game_end()[0]:
+                cells = np.zeros((2, width * height + 1), dtype=np.int8)
+                for i, m in enumerate(board.moves):
+                    cells[:, m] = 1 if i % 2 == 0 else 2
+                got = g.winning_points(cells, np.array([1, 2]))
+                for row, colour in enumerate((1, 2)):
+                    assert set(np.flatnonzero(got[row])) == brute_force_winning_points(board, colour)
+                board.do_move(int(rng.choice(board.availables)))
+
+
+def test_forced_moves_take_the_five():
+    # Both sides have a four; the player to move searches only its winning point, worth +1.
+    result = search(Board.from_moves(BOTH_FOUR), ConstantEvaluator(0.0), n=50, forced_moves=True)
+    assert set(np.flatnonzero(result.visits)) == {40}
+    assert result.value == 1.0
+
+
+def test_forced_moves_block_the_four():
+    # White to move, black threatens 40: only the block is searched, even with priors elsewhere.
+    result = search(Board.from_moves(BLACK_FOUR), HashEvaluator(), n=50, forced_moves=True)
+    assert set(np.flatnonzero(result.visits)) == {40}
+    assert set(np.flatnonzero(result.priors)) == {40}
+
+
+def test_forced_moves_see_an_open_four_is_lost():
+    # Black has an open four (38-41, with 37 and 42 empty). White to move searches only the two
+    # blocks, each answered by black's five: the root is lost, whatever the evaluator says.
+    board = Board.from_moves([38, 0, 39, 8, 40, 72, 41])
+    result = search(board, ConstantEvaluator(0.9), n=30, forced_moves=True)
+    assert set(np.flatnonzero(result.visits)) == {37, 42}
+    assert result.value == -1.0
+
+
+def test_win_in_one_leaf_is_not_expanded_nor_evaluated():
+    # Black has an open three; leaves where the player to move can make five are valued +1
+    # without a network call: the evaluator never sees a position with a win in one.
+    class Recording(ConstantEvaluator):
+        def __init__(self):
+            super().__init__(0.0)
+            self.geometry = Geometry(9, 9, 5)
+
+        def evaluate_batch(self, planes, legal):
+            own, other = planes[:, 0].reshape(len(planes), -1), planes[:, 1].reshape(len(planes), -1)
+            cells = np.zeros((len(planes), 82), dtype=np.int8)
+            cells[:, :81] = own + 2 * other
+            mover = np.ones(len(planes), dtype=np.int8)  # own stones are 1 in ``cells``
+            assert not self.geometry.winning_points(cells, mover).any()
+            return super().evaluate_batch(planes, legal)
+
+    board = Board.from_moves([38, 0, 39, 8, 40, 72])  # white to move; black has three in a row
+    result = search(board, Recording(), n=300, forced_moves=True)
+    assert result.visits.sum() == 299
+
+
+def test_forced_moves_noise_stays_on_the_forced_moves():
+    result = search(Board.from_moves(BLACK_FOUR), UniformEvaluator(), n=20, forced_moves=True, noise=True)
+    assert set(np.flatnonzero(result.priors)) == {40}
+
+
+def test_forced_moves_off_is_the_plain_search():
+    board = Board.from_moves(BLACK_FOUR)
+    plain = search(board, HashEvaluator(), n=200)
+    assert (np.flatnonzero(plain.visits) != 40).any()  # the plain search spends visits elsewhere
