@@ -91,6 +91,7 @@ class TrainSection:
     updates_per_game: float = 1.0  # KL-adaptive updates per self-play game (the classic: 1)
     game_batch_num: int = 1500  # self-play games in the whole run
     torch_threads: int = 0  # threads for training in the main process; 0 = torch's default
+    lr_multiplier_max: float = 10.0  # the KL-adaptive multiplier grows only while below this
 
     def validate(self, prefix: str) -> None:
         _check(self.lr > 0, f"{prefix}.lr", "must be > 0")
@@ -101,6 +102,7 @@ class TrainSection:
         _check(self.updates_per_game >= 0, f"{prefix}.updates_per_game", "must be >= 0")
         _check(self.game_batch_num >= 1, f"{prefix}.game_batch_num", "must be >= 1")
         _check(self.torch_threads >= 0, f"{prefix}.torch_threads", "must be >= 0")
+        _check(self.lr_multiplier_max >= 1, f"{prefix}.lr_multiplier_max", "must be >= 1")
 
 
 @dataclass

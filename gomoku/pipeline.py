@@ -169,7 +169,7 @@ class TrainPipeline:
                       disable=not self.progress or n_updates == 0):
             batch = self.buffer.sample(t.batch_size, self.rng)
             update = kl_adaptive_update(self.trainer, *batch, lr=t.lr, lr_multiplier=self.lr_multiplier,
-                                        epochs=t.epochs, kl_targ=t.kl_targ)
+                                        epochs=t.epochs, kl_targ=t.kl_targ, max_multiplier=t.lr_multiplier_max)
             self.lr_multiplier = update.lr_multiplier
             stats.append(update)
         if not stats:

@@ -2,7 +2,8 @@
 
 An evaluator takes a batch of positions encoded as the 4 planes of ``Board.current_state()``
 (own stones, opponent stones, last move, ones when the first player is to move) with a mask of
-the legal moves, and returns priors over moves and a value, both from the point of view of the
+the moves to consider (the legal moves, or only the forced ones when the search's forced-move
+rules apply), and returns priors over moves and a value, both from the point of view of the
 player to move. The network evaluator lives in ``nets/``; the search never sees torch.
 """
 

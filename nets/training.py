@@ -71,11 +71,13 @@ class Trainer:
         return torch.exp(log_policy).cpu().numpy(), value.cpu().numpy()
 
 
-def adjust_lr_multiplier(kl: float, multiplier: float, kl_targ: float) -> float:
-    """The classic rule: slow down when the policy moved too far, speed up when it barely moved."""
+def adjust_lr_multiplier(kl: float, multiplier: float, kl_targ: float,
+                         max_multiplier: float = LR_MULTIPLIER_MAX) -> float:
+    """The classic rule: slow down when the policy moved too far, speed up when it barely moved
+    (the multiplier stays below ``max_multiplier`` * 1.5, as the classic's below 10 * 1.5)."""
     if kl > 2 * kl_targ and multiplier > LR_MULTIPLIER_MIN:
         return multiplier / LR_MULTIPLIER_STEP
-    if kl < kl_targ / 2 and multiplier < LR_MULTIPLIER_MAX:
+    if kl < kl_targ / 2 and multiplier < max_multiplier:
         return multiplier * LR_MULTIPLIER_STEP
     return multiplier
 
@@ -91,7 +93,8 @@ def explained_variance(outcomes: np.ndarray, values: np.ndarray) -> float:
 
 
 def kl_adaptive_update(trainer: Trainer, states: np.ndarray, probs: np.ndarray, outcomes: np.ndarray,
-                       lr: float, lr_multiplier: float, epochs: int, kl_targ: float) -> UpdateStats:
+                       lr: float, lr_multiplier: float, epochs: int, kl_targ: float,
+                       max_multiplier: float = LR_MULTIPLIER_MAX) -> UpdateStats:
     """Up to ``epochs`` steps on one minibatch; stop early when KL(old||new) > 4 * kl_targ."""
     old_probs, old_values = trainer.predict(states)
     kl, ran, step = 0.0, 0, None
@@ -103,6 +106,6 @@ def kl_adaptive_update(trainer: Trainer, states: np.ndarray, probs: np.ndarray, 
         if kl > 4 * kl_targ:
             break
     return UpdateStats(step=step, epochs=ran, kl=kl,
-                       lr_multiplier=adjust_lr_multiplier(kl, lr_multiplier, kl_targ),
+                       lr_multiplier=adjust_lr_multiplier(kl, lr_multiplier, kl_targ, max_multiplier),
                        explained_var_old=explained_variance(outcomes, old_values),
                        explained_var_new=explained_variance(outcomes, new_values))

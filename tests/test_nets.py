@@ -135,3 +135,9 @@ def test_model_file_and_errors(tmp_path):
                 "model": build_net(NetConfig(width=7, height=7)).state_dict()}, tmp_path / "bad.pt")
     with pytest.raises(CheckpointError, match="do not fit"):
         load_net(tmp_path / "bad.pt")
+
+
+def test_lr_multiplier_growth_stops_at_the_configured_cap():
+    assert adjust_lr_multiplier(0.001, 3.0, 0.02, max_multiplier=3.0) == 3.0
+    assert adjust_lr_multiplier(0.001, 2.9, 0.02, max_multiplier=3.0) == pytest.approx(2.9 * 1.5)
+    assert adjust_lr_multiplier(0.1, 3.0, 0.02, max_multiplier=3.0) == pytest.approx(2.0)
