@@ -50,7 +50,7 @@ def bench_pure(s: BenchSettings) -> float:
     return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
 
 
-def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool = False) -> float:
+def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool = False, forced_moves: bool = True) -> float:
     net = build_net(NetConfig())
     if onnx:
         import tempfile
@@ -63,8 +63,8 @@ def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool = False) -> 
         evaluator = NetEvaluator(net, s.device)
 
     def one_move():
-        AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0,
-                        leaves_per_step=leaves_per_step).get_action(Board())
+        AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
+                        forced_moves=forced_moves).get_action(Board())
 
     return s.az_playouts / _median_time(one_move, s.repeats)
 
@@ -123,6 +123,8 @@ SELFPLAY_VARIANTS = {  # self-play layouts to compare (scripts/bench.py --varian
     "1 process x 32 games, torch": {"workers": 1, "parallel_games": 32, "backend": "torch"},
     "per-core processes x 16 games, torch": {"workers": 0, "parallel_games": 16, "backend": "torch"},
     "per-core processes x 16 games, onnx": {"workers": 0, "parallel_games": 16, "backend": "onnx"},
+    "per-core processes x 16 games, onnx, no forced moves": {"workers": 0, "parallel_games": 16,
+                                                             "backend": "onnx", "forced_moves": False},
 }
 
 
@@ -133,8 +135,10 @@ def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
     for name, overrides in SELFPLAY_VARIANTS.items():
         if overrides["backend"] == "onnx" and not onnx_available():
             continue
+        overrides = dict(overrides)
         config = Config()
-        config = replace(config, selfplay=replace(config.selfplay, **overrides))
+        config = replace(config, search=replace(config.search, forced_moves=overrides.pop("forced_moves", True)),
+                         selfplay=replace(config.selfplay, **overrides))
         out[name] = bench_selfplay(s, config)["selfplay_positions_per_s"]
         log(f"  self-play, {name:40s} {out[name]:8.1f} positions/s")
     return out
@@ -155,7 +159,8 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     for key, fn in steps:
         results[key] = fn(s)
         log(f"{key:36s} {results[key]:12.4g}")
-    extras = [("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8))]
+    extras = [("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
+              ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False))]
     if onnx_available():
         extras += [("az_mcts_playouts_per_s_onnx", lambda: bench_az(s, onnx=True)),
                    ("az_mcts_playouts_per_s_onnx_leaves8", lambda: bench_az(s, 8, onnx=True))]

@@ -274,13 +274,22 @@ class BatchedMCTS:
         to move can complete a line; bool [k, size], the moves a node there searches). Without
         ``forced_moves`` that is (all False, every empty point)."""
         empty = cells[:, :-1] == 0
+        can_win = np.zeros(len(cells), dtype=bool)
         if not self.config.forced_moves:
-            return np.zeros(len(cells), dtype=bool), empty
-        mine = self.geometry.winning_points(cells, to_move)
-        theirs = self.geometry.winning_points(cells, FIRST + SECOND - to_move)
-        can_win = mine.any(axis=1)
-        must_block = ~can_win & theirs.any(axis=1)
-        legal = np.where(can_win[:, None], mine, np.where(must_block[:, None], theirs, empty))
+            return can_win, empty
+        # A win in one needs n_in_row - 1 stones of one colour; the first player has the most.
+        stones = self.geometry.size - empty.sum(axis=1)
+        check = np.flatnonzero((stones + 1) // 2 >= self.geometry.n_in_row - 1)
+        if check.size == 0:
+            return can_win, empty
+        m = check.size
+        both = self.geometry.winning_points(np.concatenate([cells[check], cells[check]]),
+                                            np.concatenate([to_move[check], FIRST + SECOND - to_move[check]]))
+        mine, theirs = both[:m], both[m:]
+        can_win[check] = mine.any(axis=1)
+        must_block = ~can_win[check] & theirs.any(axis=1)
+        legal = empty.copy()
+        legal[check] = np.where(can_win[check, None], mine, np.where(must_block[:, None], theirs, empty[check]))
         return can_win, legal
 
     def _expand_roots(self, trees: np.ndarray) -> None:
