@@ -70,18 +70,20 @@ class Geometry:
         stones = cells[self.windows[self.point_windows[move]]]
         return bool((stones == colour).all(axis=1).any())
 
-    def winning_points(self, cells: np.ndarray, colours: np.ndarray) -> np.ndarray:
-        """Where each position's ``colour`` would complete a line with one more stone.
+    def winning_points(self, cells: np.ndarray) -> np.ndarray:
+        """Where one more stone of either colour would complete a line, for each position.
 
-        cells: int8 [k, size + 1] as in ``wins``; colours: [k]. Returns bool [k, size]: the empty
-        points that complete a window holding ``n_in_row - 1`` stones of that colour and no other.
+        cells: int8 [k, size + 1] as in ``wins``, colours 1 and 2. Returns bool [k, 2, size]:
+        ``[:, colour - 1]`` holds the empty points that complete a window holding ``n_in_row - 1``
+        stones of that colour and one empty point.
         """
         k, n = len(cells), self.n_in_row
-        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
+        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n], gathered once for both colours
         empty = stones == 0
-        hot = ((stones == colours[:, None, None]).sum(axis=2) == n - 1) & (empty.sum(axis=2) == 1)
-        at, window = np.nonzero(hot)
-        points = np.zeros((k, self.size + 1), dtype=bool)
-        if at.size:
-            points[at, self.windows[window][empty[at, window]]] = True
-        return points[:, : self.size]
+        one_empty = empty.sum(axis=2) == 1
+        points = np.zeros((k, 2, self.size + 1), dtype=bool)
+        for index, colour in enumerate((1, 2)):
+            at, window = np.nonzero(one_empty & ((stones == colour).sum(axis=2) == n - 1))
+            if at.size:
+                points[at, index, self.windows[window][empty[at, window]]] = True
+        return points[:, :, : self.size]

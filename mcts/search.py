@@ -282,10 +282,9 @@ class BatchedMCTS:
         check = np.flatnonzero((stones + 1) // 2 >= self.geometry.n_in_row - 1)
         if check.size == 0:
             return can_win, empty
-        m = check.size
-        both = self.geometry.winning_points(np.concatenate([cells[check], cells[check]]),
-                                            np.concatenate([to_move[check], FIRST + SECOND - to_move[check]]))
-        mine, theirs = both[:m], both[m:]
+        points = self.geometry.winning_points(cells[check])  # [m, colour - 1, size]
+        rows, mover = np.arange(check.size), to_move[check]
+        mine, theirs = points[rows, mover - FIRST], points[rows, SECOND - mover]
         can_win[check] = mine.any(axis=1)
         must_block = ~can_win[check] & theirs.any(axis=1)
         legal = empty.copy()

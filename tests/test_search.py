@@ -228,12 +228,18 @@ def test_pure_mcts_matches_the_reference_rollout_search():
 
 # ---------------------------------------------------------------- forced moves (exact rules)
 
+def board_cells(board: Board) -> np.ndarray:
+    """The search's cells of a board: int8 [size + 1], 1 first player, 2 second, padding 0."""
+    cells = np.zeros(board.width * board.height + 1, dtype=np.int8)
+    cells[board.moves[0::2]] = 1
+    cells[board.moves[1::2]] = 2
+    return cells
+
+
 def brute_force_winning_points(board: Board, colour: int) -> set[int]:
     """Empty points where a stone of ``colour`` would complete a line, by trying each one."""
     geometry = Geometry(board.width, board.height, board.n_in_row)
-    cells = np.zeros(board.width * board.height + 1, dtype=np.int8)
-    for i, move in enumerate(board.moves):
-        cells[move] = 1 if i % 2 == 0 else 2
+    cells = board_cells(board)
     points = set()
     for move in board.availables:
         cells[move] = colour
@@ -250,12 +256,9 @@ def test_winning_points_match_brute_force():
         for _ in range(15):
             board = Board(width, height, n)
             while not board.game_end()[0]:
-                cells = np.zeros((2, width * height + 1), dtype=np.int8)
-                for i, m in enumerate(board.moves):
-                    cells[:, m] = 1 if i % 2 == 0 else 2
-                got = g.winning_points(cells, np.array([1, 2]))
-                for row, colour in enumerate((1, 2)):
-                    assert set(np.flatnonzero(got[row])) == brute_force_winning_points(board, colour)
+                got = g.winning_points(board_cells(board)[None])
+                for colour in (1, 2):
+                    assert set(np.flatnonzero(got[0, colour - 1])) == brute_force_winning_points(board, colour)
                 board.do_move(int(rng.choice(board.availables)))
 
 
@@ -294,8 +297,7 @@ def test_win_in_one_leaf_is_not_expanded_nor_evaluated():
             own, other = planes[:, 0].reshape(len(planes), -1), planes[:, 1].reshape(len(planes), -1)
             cells = np.zeros((len(planes), 82), dtype=np.int8)
             cells[:, :81] = own + 2 * other
-            mover = np.ones(len(planes), dtype=np.int8)  # own stones are 1 in ``cells``
-            assert not self.geometry.winning_points(cells, mover).any()
+            assert not self.geometry.winning_points(cells)[:, 0].any()  # own stones are colour 1 here
             return super().evaluate_batch(planes, legal)
 
     board = Board.from_moves([38, 0, 39, 8, 40, 72])  # white to move; black has three in a row
