@@ -18,9 +18,9 @@ import torch
 
 from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.board import Board
-from gomoku.config import Config
+from gomoku.config import Config, load_config
 from gomoku.pipeline import resolve_workers
-from gomoku.selfplay import SelfPlayRunner, WorkerPool, onnx_available
+from gomoku.selfplay import SelfPlayRunner, WorkerPool, onnx_available, resolve_inference
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
 # The classic AlphaZero-Gomoku on a 2-core CPU with torch 2.13 (shared/REFERENCE.md).
@@ -92,9 +92,12 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
     config = config or Config()
     workers = resolve_workers(config.selfplay.workers)
     weights = {k: v for k, v in build_net(NetConfig()).state_dict().items()}
-    runs = []
+    device, inference = resolve_inference(config.selfplay)
+    runs, extra = [], {}
     if workers > 1:
-        pool = WorkerPool(workers, config.to_dict())
+        server = NetEvaluator(build_net(NetConfig()), device) if inference == "server" else None
+        weights = None if server is not None else weights  # the server's net is the one that plays
+        pool = WorkerPool(workers, config.to_dict(), server)
         try:
             pool.run([("selfplay", weights, 1, i) for i in range(workers)])  # warm up (spawn, imports)
             for r in range(s.repeats):
@@ -104,6 +107,8 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
                 runs.append((moves, time.perf_counter() - start))
         finally:
             pool.close()
+        if server is not None:
+            extra["selfplay_server_positions_per_call"] = pool.server.positions / max(pool.server.batches, 1)
     else:
         runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, config.search,
                                 config.selfplay.parallel_games, np.random.default_rng(0))
@@ -116,31 +121,45 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
     return {"selfplay_positions_per_s": positions,
             "selfplay_playouts_per_s": positions * config.search.n_playout,
             "selfplay_workers": workers, "selfplay_parallel_games": config.selfplay.parallel_games,
-            "selfplay_moves_measured": [m for m, _ in runs]}
+            "selfplay_inference": f"{inference} on {device}" if workers > 1 else f"in-process on {s.device}",
+            "selfplay_moves_measured": [m for m, _ in runs], **extra}
 
 
-SELFPLAY_VARIANTS = {  # self-play layouts to compare (scripts/bench.py --variants)
-    "1 process x 32 games, torch": {"workers": 1, "parallel_games": 32, "backend": "torch"},
-    "per-core processes x 16 games, torch": {"workers": 0, "parallel_games": 16, "backend": "torch"},
-    "per-core processes x 16 games, onnx": {"workers": 0, "parallel_games": 16, "backend": "onnx"},
-    "per-core processes x 16 games, onnx, no forced moves": {"workers": 0, "parallel_games": 16,
-                                                             "backend": "onnx", "forced_moves": False},
+CPU_WORKERS = ["selfplay.workers=0", "selfplay.parallel_games=16", "selfplay.device=cpu", "selfplay.inference=worker"]
+SELFPLAY_VARIANTS = {  # self-play layouts to compare (scripts/bench.py --variants), as config overrides
+    "1 process x 32 games, torch": ["selfplay.workers=1", "selfplay.parallel_games=32", "selfplay.backend=torch"],
+    "per-core processes x 16 games, torch": CPU_WORKERS + ["selfplay.backend=torch"],
+    "per-core processes x 16 games, onnx": CPU_WORKERS + ["selfplay.backend=onnx"],
+    "per-core processes x 16 games, onnx, no forced moves": CPU_WORKERS + ["selfplay.backend=onnx",
+                                                                           "search.forced_moves=false"],
+    "per-core processes x 16 games, one inference server on the CPU": [
+        "selfplay.workers=0", "selfplay.parallel_games=16", "selfplay.device=cpu", "selfplay.inference=server"],
+}
+CUDA_SELFPLAY_VARIANTS = {  # on a CUDA machine only (the in-process one runs on BenchSettings.device)
+    "1 process x 256 games, cuda": ["selfplay.workers=1", "selfplay.parallel_games=256"],
+    "per-core processes x 16 games, a cuda net in each": [
+        "selfplay.workers=0", "selfplay.parallel_games=16", "selfplay.device=cuda", "selfplay.inference=worker"],
+    "per-core processes x 16 games, one cuda inference server": [
+        "selfplay.workers=0", "selfplay.parallel_games=16", "selfplay.device=cuda", "selfplay.inference=server"],
+    "per-core processes x 64 games, one cuda inference server": [
+        "selfplay.workers=0", "selfplay.parallel_games=64", "selfplay.device=cuda", "selfplay.inference=server"],
 }
 
 
 def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
-    from dataclasses import replace
-
+    variants = dict(SELFPLAY_VARIANTS)
+    if torch.cuda.is_available():
+        variants.update(CUDA_SELFPLAY_VARIANTS)
     out = {}
-    for name, overrides in SELFPLAY_VARIANTS.items():
-        if overrides["backend"] == "onnx" and not onnx_available():
+    for name, overrides in variants.items():
+        if "selfplay.backend=onnx" in overrides and not onnx_available():
             continue
-        overrides = dict(overrides)
-        config = Config()
-        config = replace(config, search=replace(config.search, forced_moves=overrides.pop("forced_moves", True)),
-                         selfplay=replace(config.selfplay, **overrides))
-        out[name] = bench_selfplay(s, config)["selfplay_positions_per_s"]
-        log(f"  self-play, {name:40s} {out[name]:8.1f} positions/s")
+        config = load_config(None, overrides)
+        result = bench_selfplay(s, config)
+        out[name] = result["selfplay_positions_per_s"]
+        per_call = result.get("selfplay_server_positions_per_call")
+        note = f" ({per_call:.1f} positions per server call)" if per_call else ""
+        log(f"  self-play, {name:40s} {out[name]:8.1f} positions/s{note}")
     return out
 
 

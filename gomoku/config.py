@@ -72,10 +72,18 @@ class SelfPlaySection:
     workers: int = 0  # processes playing self-play games; 0 = one per CPU core, 1 = in this process
     parallel_games: int = 16  # games each worker advances together (their leaves form one batch)
     games_per_iteration: int = 16  # finished games collected before each round of training
-    backend: str = "auto"  # the workers' net runtime: torch, onnx (onnxruntime), auto = onnx if installed
+    backend: str = "auto"  # a CPU worker net's runtime: torch, onnx (onnxruntime), auto = onnx if installed
+    # With workers > 1, where the workers' leaves are evaluated: "worker" (each process runs its own
+    # copy of the net on `device`), "server" (they send them to one net in the trainer's process,
+    # which batches all workers' leaves together); auto = server when `device` is cuda, else worker.
+    inference: str = "auto"
+    device: str = "auto"  # the self-play net's device with workers > 1: cpu, cuda, auto = cuda if available
 
     def validate(self, prefix: str) -> None:
         _check(self.backend in ("auto", "torch", "onnx"), f"{prefix}.backend", "must be auto, torch or onnx")
+        _check(self.inference in ("auto", "worker", "server"), f"{prefix}.inference",
+               "must be auto, worker or server")
+        _check(self.device in ("auto", "cpu", "cuda"), f"{prefix}.device", "must be auto, cpu or cuda")
         _check(self.workers >= 0, f"{prefix}.workers", "must be >= 0")
         _check(self.parallel_games >= 1, f"{prefix}.parallel_games", "must be >= 1")
         _check(self.games_per_iteration >= 1, f"{prefix}.games_per_iteration", "must be >= 1")

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from gomoku.buffer import ReplayBuffer
 from gomoku.config import Config, save_config
-from gomoku.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games
+from gomoku.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games, resolve_inference
 from gomoku.symmetry import augment
 from nets import (NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update, load_checkpoint,
                   save_checkpoint, save_model)
@@ -80,6 +80,7 @@ class TrainPipeline:
                                   f"or choose another --run-dir")
         save_config(config, self.run_dir / CONFIG)
         self._pool: WorkerPool | None = None
+        self._serve_net: torch.nn.Module | None = None  # the inference server's net (selfplay.inference)
         self._runner: SelfPlayRunner | None = None
         self.moves_played = 0  # self-play moves made in this session, unfinished games included
 
@@ -133,7 +134,13 @@ class TrainPipeline:
     def _start_workers(self) -> None:
         n = resolve_workers(self.config.selfplay.workers)
         if n > 1:
-            self._pool = WorkerPool(n, self.config.to_dict())
+            device, inference = resolve_inference(self.config.selfplay)
+            server = None
+            if inference == "server":  # one net for all workers' leaves: ours, or a copy on its device
+                self._serve_net = self.net if torch.device(device) == self.device else build_net(self.net_config)
+                server = NetEvaluator(self._serve_net, device)
+                log.info("self-play: %d workers, their leaves evaluated here on %s", n, device)
+            self._pool = WorkerPool(n, self.config.to_dict(), server)
         else:
             evaluator = NetEvaluator(self.net, self.device)
             self._runner = SelfPlayRunner(evaluator, self.config.board, self.config.search,
@@ -153,7 +160,13 @@ class TrainPipeline:
                 self.moves_played += self._runner.moves_played - before
                 return games
             share = math.ceil(games / len(self._pool))
-            weights = self._weights()
+            if self._pool.server is None:
+                weights = self._weights()
+            else:  # the workers' leaves come to the server's net: no weights to send them
+                weights = None
+                if self._serve_net is not self.net:
+                    self._serve_net.load_state_dict(self.net.state_dict())
+                self._serve_net.eval()
             answers = self._pool.run([("selfplay", weights, share, self._seed()) for _ in range(len(self._pool))],
                                      on_progress=bar.update)
             self.moves_played += sum(moves for _, moves in answers)

@@ -6,7 +6,9 @@ move in each. Finished games come back as ``SelfPlayGame`` with a training sampl
 games still running are kept for the next call.
 
 ``WorkerPool`` runs one runner per process (``spawn``, one torch thread each) and also plays the
-evaluation games of the pipeline, so both use every core.
+evaluation games of the pipeline, so both use every core. Each worker evaluates its leaves with
+its own copy of the net, or (``selfplay.inference: server``) sends them to one ``InferenceServer``
+in the pool's process, which batches the leaves of all workers into one network call.
 """
 
 from __future__ import annotations
@@ -102,16 +104,24 @@ class SelfPlayRunner:
 
 
 # ---------------------------------------------------------------------------- processes
-def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp.Queue) -> None:
-    """Serve self-play and evaluation tasks until told to stop (runs in a child process)."""
+def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp.Queue,
+                 remote: tuple | None = None) -> None:
+    """Serve self-play and evaluation tasks until told to stop (runs in a child process).
+
+    ``remote``: (requests, answers) queues of an ``InferenceServer``; self-play then evaluates its
+    leaves there (its tasks carry no weights), and only evaluation games use the local net.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     import torch
 
     from gomoku.config import config_from_dict
+    from gomoku.inference import RemoteEvaluator
 
     torch.set_num_threads(1)
     config = config_from_dict(config_dict)
-    net = WorkerNet(config, worker_id)
+    device, _ = resolve_inference(config.selfplay)
+    net = WorkerNet(config, worker_id, "cpu" if remote else device)
+    server = RemoteEvaluator(worker_id, *remote) if remote else None
     runner = SelfPlayRunner(net.evaluator, config.board, config.search, config.selfplay.parallel_games,
                             np.random.default_rng(worker_id))
     while True:
@@ -123,7 +133,7 @@ def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp
         try:
             if kind == "selfplay":
                 _, weights, min_games, seed = task
-                runner.search.evaluator = net.load(weights)
+                runner.search.evaluator = server if server is not None else net.load(weights)
                 runner.set_rng(np.random.default_rng(seed))
                 before = runner.moves_played
                 games = runner.play(min_games, on_game=lambda g: results.put(("progress", worker_id, 1)))
@@ -144,20 +154,33 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
 
 
-class WorkerNet:
-    """A worker's copy of the net: new weights in, an evaluator out (torch, or onnxruntime, which
-    runs this small net about twice as fast on a CPU core; the weights are exported on each load)."""
+def resolve_inference(selfplay) -> tuple[str, str]:
+    """(device, inference) that a ``SelfPlaySection``'s "auto" values stand for on this machine."""
+    import torch
 
-    def __init__(self, config, worker_id: int):
+    device = selfplay.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    inference = selfplay.inference
+    if inference == "auto":
+        inference = "server" if device == "cuda" else "worker"
+    return device, inference
+
+
+class WorkerNet:
+    """A worker's copy of the net: new weights in, an evaluator out (torch, or on a CPU onnxruntime,
+    which runs this small net about twice as fast on a core; the weights are exported on each load)."""
+
+    def __init__(self, config, worker_id: int, device: str = "cpu"):
         import tempfile
 
         from nets import NetConfig, NetEvaluator, build_net
 
         b, n = config.board, config.net
         self.net = build_net(NetConfig(b.width, b.height, n.arch, n.channels, n.blocks))
-        self.torch_evaluator = NetEvaluator(self.net, "cpu")
+        self.torch_evaluator = NetEvaluator(self.net, device)
         backend = config.selfplay.backend
-        self.onnx = backend == "onnx" or (backend == "auto" and onnx_available())
+        self.onnx = device == "cpu" and (backend == "onnx" or (backend == "auto" and onnx_available()))
         self.folder = tempfile.mkdtemp(prefix=f"gomoku-zero-worker{worker_id}-") if self.onnx else None
         self.evaluator = self.torch_evaluator
 
@@ -206,14 +229,28 @@ def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], pure_
 
 
 class WorkerPool:
-    """``n`` self-play processes fed through one task queue each and one shared result queue."""
+    """``n`` self-play processes fed through one task queue each and one shared result queue.
 
-    def __init__(self, n: int, config_dict: dict):
+    With ``server_evaluator`` (a ``nets.NetEvaluator``), the workers' self-play leaves are
+    evaluated by an ``InferenceServer`` thread in this process with it; self-play tasks then carry
+    no weights (``None``): the caller keeps that evaluator's net up to date instead.
+    """
+
+    def __init__(self, n: int, config_dict: dict, server_evaluator=None):
         ctx = mp.get_context("spawn")
         self.results = ctx.Queue()
         self.tasks = [ctx.Queue() for _ in range(n)]
-        self.processes = [ctx.Process(target=_worker_main, args=(i, config_dict, self.tasks[i], self.results),
-                                      daemon=True) for i in range(n)]
+        self.server = None
+        remote = [None] * n
+        if server_evaluator is not None:
+            from gomoku.inference import InferenceServer
+
+            requests, answers = ctx.Queue(), [ctx.Queue() for _ in range(n)]
+            self.server = InferenceServer(server_evaluator, requests, answers)
+            remote = [(requests, answers[i]) for i in range(n)]
+        self.processes = [ctx.Process(target=_worker_main, daemon=True,
+                                      args=(i, config_dict, self.tasks[i], self.results, remote[i]))
+                          for i in range(n)]
         for process in self.processes:
             process.start()
 
@@ -232,6 +269,8 @@ class WorkerPool:
                 dead = [i for i, p in enumerate(self.processes) if not p.is_alive()]
                 if dead:
                     raise RuntimeError(f"self-play worker(s) {dead} died")
+                if self.server is not None and self.server.error is not None:
+                    raise RuntimeError(f"the inference server failed: {self.server.error!r}")
                 continue
             if kind == "progress":
                 if on_progress is not None:
@@ -252,3 +291,5 @@ class WorkerPool:
             process.join(timeout=2.0)
             if process.is_alive():
                 process.terminate()
+        if self.server is not None:
+            self.server.close()

@@ -31,8 +31,13 @@ class NetEvaluator:
         # scripts/bench.py); larger batches are split. On a GPU the whole batch goes at once.
         self.chunk = chunk if chunk is not None else (CPU_CHUNK if self.device.type == "cpu" else None)
 
-    @torch.inference_mode()
     def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        policy, values = self.policy_value(planes)
+        return legal_priors(policy, legal), values
+
+    @torch.inference_mode()
+    def policy_value(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The net's move probabilities (all moves, unmasked) and float64 values for ``planes``."""
         x = torch.from_numpy(np.ascontiguousarray(planes, dtype=np.float32)).to(self.device)
         if self.chunk and len(x) > self.chunk:
             outputs = [self.net(part) for part in torch.split(x, self.chunk)]
@@ -40,7 +45,7 @@ class NetEvaluator:
             value = torch.cat([o[1] for o in outputs])
         else:
             log_policy, value = self.net(x)
-        return legal_priors(torch.exp(log_policy).cpu().numpy(), legal), value.float().cpu().numpy().astype(np.float64)
+        return torch.exp(log_policy).cpu().numpy(), value.float().cpu().numpy().astype(np.float64)
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.net.load_state_dict(state_dict)

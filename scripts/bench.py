@@ -16,11 +16,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter runs (under a minute)")
-    parser.add_argument("--device", default="cpu", help="device for the net figures (cpu, cuda)")
+    parser.add_argument("--device", default=None,
+                        help="device for the net figures and in-process self-play (cpu, cuda; "
+                             "default: cuda when available)")
     parser.add_argument("--variants", action="store_true",
-                        help="also compare self-play layouts (one process vs one per core, torch vs onnx)")
+                        help="also compare self-play layouts (one process or one per core; torch, onnx, "
+                             "an inference server; on CUDA also per-worker CUDA nets)")
     args = parser.parse_args(argv)
     from gomoku.bench import BenchSettings, run_all
+    from nets import default_device
+
+    args.device = args.device or str(default_device())
 
     settings = BenchSettings(device=args.device)
     if args.quick:

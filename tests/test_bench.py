@@ -30,3 +30,15 @@ def _check_bench():
     assert figures["selfplay_positions_per_s"] > 0
     assert figures["selfplay_playouts_per_s"] == figures["selfplay_positions_per_s"] * 8
     assert set(bench.machine()) >= {"cores", "device", "torch"}
+
+
+def test_selfplay_variants_are_valid_configs():
+    from gomoku.config import load_config
+
+    for name, overrides in {**bench.SELFPLAY_VARIANTS, **bench.CUDA_SELFPLAY_VARIANTS}.items():
+        config = load_config(None, overrides)
+        assert ("server" in name) == (config.selfplay.inference == "server")
+        assert ("forced" in name) == (not config.search.forced_moves)
+    for overrides in bench.CUDA_SELFPLAY_VARIANTS.values():  # in-process (bench --device) or on cuda
+        selfplay = load_config(None, overrides).selfplay
+        assert selfplay.workers == 1 or selfplay.device == "cuda"

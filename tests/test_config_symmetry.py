@@ -26,6 +26,8 @@ def test_shipped_configs_load():
     ("train.buffer_size=10", "train.buffer_size: must be >= batch_size"),
     ("board.n_in_row=12", "board.n_in_row"),
     ("net.arch=mlp", "net.arch"),
+    ("selfplay.inference=gpu", "selfplay.inference: must be auto, worker or server"),
+    ("selfplay.device=tpu", "selfplay.device: must be auto, cpu or cuda"),
     ("search=3", "search: expected a mapping"),
     ("noequals", "section.key=value"),
 ])

@@ -101,13 +101,14 @@ def test_ctrl_c_saves_the_run(tmp_path, monkeypatch):
     assert [r["iteration"] for r in records] == [1, 2]  # numbering goes on without a gap
 
 
-@pytest.mark.parametrize("backend", ["torch", "onnx"])
-def test_worker_processes(tmp_path, backend):
-    if backend == "onnx":
+@pytest.mark.parametrize("layout", ["backend=torch", "backend=onnx", "inference=server"])
+def test_worker_processes(tmp_path, layout):
+    """Worker processes with their own nets (torch, onnxruntime) or with one inference server."""
+    if layout == "backend=onnx":
         pytest.importorskip("onnxruntime")
         pytest.importorskip("onnx")
     config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "train.game_batch_num=8",
-                                                f"selfplay.backend={backend}"])
+                                                "selfplay.device=cpu", f"selfplay.{layout}"])
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
     pipeline.run()
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
