@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from gomoku.board import EMPTY, Board, IllegalMoveError, other
-from gomoku.players import SHIPPED_MODEL
+from gomoku.players import SHIPPED_MODEL, winning_points
 
 log = logging.getLogger(__name__)
 
@@ -548,26 +548,6 @@ def forced_move(board: Board) -> int | None:
         return wins[0]
     threats = winning_points(board, other(me))
     return threats[0] if threats else None
-
-
-def winning_points(board: Board, player: int) -> list[int]:
-    """Empty points where ``player`` would complete a line of ``n_in_row`` or more."""
-    width, height, need = board.width, board.height, board.n_in_row
-    points = []
-    for move in board.availables:
-        row, col = divmod(move, width)
-        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            count = 1
-            for sign in (1, -1):
-                r, c = row + sign * dr, col + sign * dc
-                while 0 <= r < height and 0 <= c < width and board.stone(r * width + c) == player:
-                    count += 1
-                    r += sign * dr
-                    c += sign * dc
-            if count >= need:
-                points.append(move)
-                break
-    return points
 
 
 # ---------------------------------------------------------------------------- parsing

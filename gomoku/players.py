@@ -169,6 +169,12 @@ def _winning_points(board: Board, player: int, lines: _Lines, counts: list[list[
     return sorted(points)
 
 
+def winning_points(board: Board, player: int) -> list[int]:
+    """Empty points where ``player`` would complete a line of ``n_in_row`` (or more) at once, ascending."""
+    lines = _lines_of(board)
+    return _winning_points(board, player, lines, _window_counts(board, lines))
+
+
 class HeuristicPlayer(Player):
     """One-ply player: takes a win, else blocks a four, else the point with the best window score.
 
