@@ -234,34 +234,3 @@ def test_human_player_asks_again_until_the_move_is_legal():
     assert "bad input 'hello'" in text and "bad input 'Z9'" in text and "bad input 'A10'" in text
     assert "E5 is already taken" in text
 
-
-def completes_a_line(board: Board, move: int, player: int) -> bool:
-    """Whether a stone of ``player`` on the empty ``move`` makes ``n_in_row`` or more in a row."""
-    row, col = divmod(move, board.width)
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        run = 1
-        for sign in (1, -1):
-            r, c = row + sign * dr, col + sign * dc
-            while 0 <= r < board.height and 0 <= c < board.width and board.stone(r * board.width + c) == player:
-                run, r, c = run + 1, r + sign * dr, c + sign * dc
-        if run >= board.n_in_row:
-            return True
-    return False
-
-
-@pytest.mark.parametrize("width, height, n_in_row", [(9, 9, 5), (6, 6, 4), (7, 5, 3)])
-def test_winning_points_match_trying_every_move(width, height, n_in_row):
-    """Where one stone wins at once (overlines included), against a scan through each empty point."""
-    from gomoku.players import winning_points
-
-    rng = np.random.default_rng(width + n_in_row)
-    found = 0
-    for _ in range(10):
-        board = Board(width, height, n_in_row)
-        while not board.game_end()[0]:
-            for player in (1, 2):
-                expected = [m for m in board.availables if completes_a_line(board, m, player)]
-                assert winning_points(board, player) == expected
-                found += len(expected)
-            board.do_move(int(rng.choice(board.availables)))
-    assert found > 0  # the games did reach positions with winning points

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from gomoku import Board
+from gomoku.players import winning_points
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, UniformEvaluator, visit_policy
 from mcts.geometry import Geometry
 from mcts.reference import ReferenceMCTS
@@ -250,16 +251,22 @@ def brute_force_winning_points(board: Board, colour: int) -> set[int]:
 
 
 def test_winning_points_match_brute_force():
+    """Both implementations: the search's (all positions at once) and the players' (one board)."""
     rng = np.random.default_rng(5)
-    for width, height, n in ((9, 9, 5), (6, 6, 4), (10, 7, 5)):
+    found = 0
+    for width, height, n in ((9, 9, 5), (6, 6, 4), (10, 7, 5), (7, 5, 3)):
         g = Geometry(width, height, n)
         for _ in range(15):
             board = Board(width, height, n)
             while not board.game_end()[0]:
                 got = g.winning_points(board_cells(board)[None])
                 for colour in (1, 2):
-                    assert set(np.flatnonzero(got[0, colour - 1])) == brute_force_winning_points(board, colour)
+                    expected = brute_force_winning_points(board, colour)
+                    assert set(np.flatnonzero(got[0, colour - 1])) == expected
+                    assert winning_points(board, colour) == sorted(expected)
+                    found += len(expected)
                 board.do_move(int(rng.choice(board.availables)))
+    assert found > 0  # the games did reach positions with winning points
 
 
 def test_forced_moves_take_the_five():
