@@ -3,6 +3,6 @@
 Importing this package imports neither torch nor pygame.
 """
 
-from gomoku.board import Board, IllegalMoveError
+from gomoku.game.board import Board, IllegalMoveError
 
 __all__ = ["Board", "IllegalMoveError"]

@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also compare self-play layouts (one process or one per core; torch, onnx, "
                              "an inference server; on CUDA also per-worker CUDA nets)")
     args = parser.parse_args(argv)
-    from gomoku.bench import BenchSettings, run_all
+    from gomoku.training.bench import BenchSettings, run_all
     from nets import default_device
 
     args.device = args.device or str(default_device())

@@ -19,7 +19,7 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.arena import evaluate, format_table  # noqa: E402
+from gomoku.game.arena import evaluate, format_table  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)

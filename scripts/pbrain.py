@@ -22,7 +22,7 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.pbrain import (AZ_PLAYOUTS, DEFAULT_MODEL, PURE_PLAYOUTS, EngineOptions,  # noqa: E402
+from gomoku.pbrain.engine import (AZ_PLAYOUTS, DEFAULT_MODEL, PURE_PLAYOUTS, EngineOptions,  # noqa: E402
                            PbrainEngine, configure_logging, serve)
 from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
 

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     try:
-        from gomoku.app import PlayApp, SetupError
+        from gomoku.ui.app import PlayApp, SetupError
     except ImportError as error:
         print(f"error: the window needs pygame ({error}); install it with: python -m pip install pygame",
               file=sys.stderr)

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="image size in pixels (default: 1200x800)")
     parser.add_argument("--title", help="the figure's title (default: from the run directory's name)")
     args = parser.parse_args(argv)
-    from gomoku.plot import plot_metrics  # imports pygame
+    from gomoku.training.plot import plot_metrics  # imports pygame
 
     try:
         out = plot_metrics(args.source, args.out, size=args.size, title=args.title)

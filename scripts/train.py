@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from gomoku.config import ConfigError, load_config  # noqa: E402
+from gomoku.training.config import ConfigError, load_config  # noqa: E402
 
 
 def _interrupt(signum, frame):
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from gomoku.pipeline import TrainPipeline
+    from gomoku.training.pipeline import TrainPipeline
 
     run_dir = args.run_dir or str(ROOT / "runs" / Path(args.config).stem)
     try:

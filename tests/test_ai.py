@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gomoku import Board
-from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
+from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.players import make_player
 from nets import NetConfig, build_net, save_model
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from gomoku.arena import (GameRecord, MatchResult, derive_seeds, evaluate, format_table, play_game, play_match,
+from gomoku.game.arena import (GameRecord, MatchResult, derive_seeds, evaluate, format_table, play_game, play_match,
                           wilson_interval)
-from gomoku.board import DRAW, Board, IllegalMoveError
+from gomoku.game.board import DRAW, Board, IllegalMoveError
 from gomoku.players import HeuristicPlayer, MinimaxPlayer, Player, RandomPlayer
 
 

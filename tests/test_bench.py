@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import torch
 
-from gomoku import bench
-from gomoku.config import Config
+from gomoku.training import bench
+from gomoku.training.config import Config
 
 
 def test_bench_functions_report_positive_rates():
@@ -33,7 +33,7 @@ def _check_bench():
 
 
 def test_selfplay_variants_are_valid_configs():
-    from gomoku.config import load_config
+    from gomoku.training.config import load_config
 
     for name, overrides in {**bench.SELFPLAY_VARIANTS, **bench.CUDA_SELFPLAY_VARIANTS}.items():
         config = load_config(None, overrides)

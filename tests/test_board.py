@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gomoku.board import DRAW, Board, IllegalMoveError
+from gomoku.game.board import DRAW, Board, IllegalMoveError
 
 
 def play(board: Board, moves) -> Board:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from gomoku import Board
-from gomoku.config import Config, ConfigError, load_config, save_config
-from gomoku.symmetry import augment, move_permutations
+from gomoku.training.config import Config, ConfigError, load_config, save_config
+from gomoku.training.symmetry import augment, move_permutations
 
 
 def test_shipped_configs_load():

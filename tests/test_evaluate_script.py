@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.arena import MatchResult
+from gomoku.game.arena import MatchResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "evaluate.py"

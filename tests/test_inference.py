@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from gomoku.config import load_config
-from gomoku.inference import InferenceServer, RemoteEvaluator
-from gomoku.selfplay import resolve_inference
+from gomoku.training.config import load_config
+from gomoku.training.inference import InferenceServer, RemoteEvaluator
+from gomoku.training.selfplay import resolve_inference
 from nets import NetConfig, NetEvaluator, build_net
 
 

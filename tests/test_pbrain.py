@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from gomoku import Board
-from gomoku.pbrain import (ABOUT, EngineOptions, PbrainEngine, ProtocolError, forced_move,
+from gomoku.pbrain.engine import (ABOUT, EngineOptions, PbrainEngine, ProtocolError, forced_move,
                            rebuild_board)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -336,7 +336,7 @@ def test_forced_move_and_time_budget():
 
 
 def test_onnx_option_falls_back_to_torch_without_onnxruntime(random_model, monkeypatch):
-    import gomoku.pbrain as pbrain
+    import gomoku.pbrain.engine as pbrain
 
     def missing(path, threads=1):
         raise ImportError("onnxruntime is not installed")

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from gomoku import Board
-from gomoku.config import load_config
-from gomoku.pipeline import TrainPipeline
-from gomoku.selfplay import SelfPlayRunner
+from gomoku.training.config import load_config
+from gomoku.training.pipeline import TrainPipeline
+from gomoku.training.selfplay import SelfPlayRunner
 from mcts import UniformEvaluator
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The play window (gomoku/app.py, scripts/play.py), driven headless through real pygame events."""
+"""The play window (gomoku/ui/app.py, scripts/play.py), driven headless through real pygame events."""
 
 import importlib.util
 import os
@@ -15,8 +15,8 @@ os.environ["SDL_AUDIODRIVER"] = "dummy"
 os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
 pygame = pytest.importorskip("pygame")
 
-from gomoku.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
-from gomoku.board import Board  # noqa: E402
+from gomoku.ui.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
+from gomoku.game.board import Board  # noqa: E402
 from gomoku.players import Player, parse_point  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -305,7 +305,7 @@ def test_screenshot_from_the_command_line(tmp_path):
 
 
 def test_importing_gomoku_does_not_import_pygame():
-    code = ("import sys, gomoku, gomoku.players, gomoku.ai, gomoku.arena; "
+    code = ("import sys, gomoku, gomoku.players, gomoku.players.search, gomoku.game.arena; "
             "assert 'pygame' not in sys.modules, 'pygame imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=60)

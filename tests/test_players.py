@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 
-from gomoku.board import Board
+from gomoku.game.board import Board
 from gomoku.players import (PLAYER_SPECS_HELP, HeuristicPlayer, HumanPlayer, MinimaxPlayer, RandomPlayer,
                             format_point, make_player, parse_point)
 
@@ -150,7 +150,7 @@ def test_make_player(spec, cls, name):
 
 @pytest.fixture
 def fake_ai(monkeypatch):
-    """A stand-in gomoku.ai that records how make_player calls it."""
+    """A stand-in gomoku.players.search that records how make_player calls it."""
     calls = []
 
     class PureMCTSPlayer:
@@ -164,9 +164,9 @@ def fake_ai(monkeypatch):
             calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",)))
             return cls()
 
-    module = types.ModuleType("gomoku.ai")
+    module = types.ModuleType("gomoku.players.search")
     module.PureMCTSPlayer, module.AlphaZeroPlayer = PureMCTSPlayer, AlphaZeroPlayer
-    monkeypatch.setitem(sys.modules, "gomoku.ai", module)
+    monkeypatch.setitem(sys.modules, "gomoku.players.search", module)
     return calls
 
 
@@ -191,7 +191,7 @@ def test_bad_specs_list_the_valid_forms(spec, fake_ai):
 
 
 def test_pure_mcts_with_the_real_module():
-    pytest.importorskip("gomoku.ai")
+    pytest.importorskip("gomoku.players.search")
     player = make_player("pure:50", seed=0)
     board = random_midgame(5, 12)
     before = snapshot(board)
@@ -199,7 +199,7 @@ def test_pure_mcts_with_the_real_module():
 
 
 def test_importing_players_and_arena_skips_torch_and_pygame():
-    code = ("import sys, gomoku.players, gomoku.arena; "
+    code = ("import sys, gomoku.players, gomoku.game.arena; "
             "assert 'torch' not in sys.modules and 'pygame' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -1,4 +1,4 @@
-"""The training-curves plot (gomoku/plot.py, scripts/plot.py), headless."""
+"""The training-curves plot (gomoku/training/plot.py, scripts/plot.py), headless."""
 
 import json
 import math
@@ -14,7 +14,7 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 pygame = pytest.importorskip("pygame")
 
-from gomoku.plot import (DEFAULT_SIZE, load_metrics, log_ticks, make_axis, nice_ticks,  # noqa: E402
+from gomoku.training.plot import (DEFAULT_SIZE, load_metrics, log_ticks, make_axis, nice_ticks,  # noqa: E402
                          plot_metrics, tick_labels)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +22,7 @@ TRAINING_KEYS = ("loss", "policy_loss", "value_loss", "entropy", "kl", "explaine
 
 
 def synthetic_records(n: int = 40) -> list[dict]:
-    """Records as gomoku.pipeline writes them: the first without training stats, every 5th with an eval."""
+    """Records as gomoku.training.pipeline writes them: the first without training stats, every 5th with an eval."""
     records = []
     for i in range(1, n + 1):
         record = {"iteration": i, "games": 16 * i, "positions": 350 * i, "buffer": 1000,
@@ -126,7 +126,7 @@ def test_script_from_repo_root_and_its_errors(tmp_path):
 
 
 def test_import_gomoku_does_not_import_pygame():
-    code = "import sys, gomoku; assert 'pygame' not in sys.modules and 'gomoku.plot' not in sys.modules"
+    code = "import sys, gomoku; assert 'pygame' not in sys.modules and 'gomoku.training.plot' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True, timeout=60)
 
 

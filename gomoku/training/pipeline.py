@@ -20,10 +20,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from gomoku.buffer import ReplayBuffer
-from gomoku.config import Config, save_config
-from gomoku.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games, resolve_inference
-from gomoku.symmetry import augment
+from gomoku.training.buffer import ReplayBuffer
+from gomoku.training.config import Config, save_config
+from gomoku.training.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games, resolve_inference
+from gomoku.training.symmetry import augment
 from nets import (NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update, load_checkpoint,
                   save_checkpoint, save_model)
 

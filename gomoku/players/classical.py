@@ -20,10 +20,8 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.board import DIRECTIONS, DRAW, EMPTY, Board, other
+from gomoku.game.board import DIRECTIONS, DRAW, EMPTY, Board, other
 
-SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
-SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +40,6 @@ ATTACK_FACTOR = 2
 EVAL_BASE = 10
 
 COLUMN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-PLAYER_SPECS_HELP = """\
-  random                   uniform random legal moves
-  heuristic                one-ply window heuristic (takes wins, blocks fours)
-  minimax:DEPTH            alpha-beta search, DEPTH >= 1 plies (2 is fast, 3 takes seconds)
-  pure:PLAYOUTS            pure MCTS with random rollouts
-  az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
-  human                    you, at the terminal"""
-
 
 class Player:
     """Base class. Subclasses set ``name`` and implement ``get_action``."""
@@ -424,49 +413,3 @@ class HumanPlayer(Player):
                 self.output_fn(f"{format_point(board, move)} is already taken, pick an empty point")
                 continue
             return move
-
-
-# ---------------------------------------------------------------------------- specs
-def _bad_spec(spec: str, reason: str = "") -> ValueError:
-    detail = f" ({reason})" if reason else ""
-    return ValueError(f"bad player spec {spec!r}{detail}; valid forms:\n{PLAYER_SPECS_HELP}")
-
-
-def _positive_int(text: str, spec: str, what: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise _bad_spec(spec, f"{what} must be a positive integer, got {text!r}")
-    return int(text)
-
-
-def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
-                leaves_per_step: int = 1, forced_moves: bool = True) -> Player:
-    """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
-
-    ``seconds`` caps the thinking time per move of the search players (pure, az); the others
-    ignore it. ``leaves_per_step`` > 1 lets the az player evaluate that many leaves per network
-    call (virtual loss): faster, and a slightly different search. ``forced_moves=False`` turns off
-    the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``).
-    """
-    kind, _, rest = spec.strip().partition(":")
-    if kind == "random" and not rest:
-        return RandomPlayer(np.random.default_rng(seed))
-    if kind == "heuristic" and not rest:
-        return HeuristicPlayer(None if seed is None else np.random.default_rng(seed))
-    if kind == "minimax":
-        depth = _positive_int(rest, spec, "DEPTH")
-        return MinimaxPlayer(depth, None if seed is None else np.random.default_rng(seed))
-    if kind == "human" and not rest:
-        return HumanPlayer()
-    if kind == "pure":
-        playouts = _positive_int(rest, spec, "PLAYOUTS")
-        from gomoku.ai import PureMCTSPlayer  # lazy: keeps search code out of light imports
-        return PureMCTSPlayer(n_playout=playouts, seed=seed, seconds=seconds)
-    if kind == "az":
-        path, sep, playouts_text = rest.rpartition(":")
-        if not sep or not path:
-            raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS")
-        playouts = _positive_int(playouts_text, spec, "PLAYOUTS")
-        from gomoku.ai import AlphaZeroPlayer  # lazy: imports torch
-        return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=seconds,
-                                               leaves_per_step=leaves_per_step, forced_moves=forced_moves)
-    raise _bad_spec(spec)

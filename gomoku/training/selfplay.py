@@ -22,8 +22,8 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.board import DRAW, Board
-from gomoku.config import BoardConfig, SearchSection
+from gomoku.game.board import DRAW, Board
+from gomoku.training.config import BoardConfig, SearchSection
 from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
 
 log = logging.getLogger(__name__)
@@ -114,8 +114,8 @@ def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     import torch
 
-    from gomoku.config import config_from_dict
-    from gomoku.inference import RemoteEvaluator
+    from gomoku.training.config import config_from_dict
+    from gomoku.training.inference import RemoteEvaluator
 
     torch.set_num_threads(1)
     config = config_from_dict(config_dict)
@@ -209,8 +209,8 @@ def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], pure_
 
     Returns (game index, result for the model: 1 win, 0 draw, -1 loss) per game.
     """
-    from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
-    from gomoku.arena import play_game
+    from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
+    from gomoku.game.arena import play_game
 
     b = config.board
     out = []
@@ -243,7 +243,7 @@ class WorkerPool:
         self.server = None
         remote = [None] * n
         if server_evaluator is not None:
-            from gomoku.inference import InferenceServer
+            from gomoku.training.inference import InferenceServer
 
             requests, answers = ctx.Queue(), [ctx.Queue() for _ in range(n)]
             self.server = InferenceServer(server_evaluator, requests, answers)

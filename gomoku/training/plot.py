@@ -1,6 +1,6 @@
 """Training curves as a PNG, drawn with pygame on an off-screen surface (no matplotlib).
 
-    from gomoku.plot import plot_metrics
+    from gomoku.training.plot import plot_metrics
     plot_metrics("runs/9x9", "curves.png")      # or the metrics.jsonl itself; default out: <run dir>/curves.png
 
 Six panels against self-play games: losses, policy entropy, the evaluation score against pure MCTS,
@@ -24,7 +24,7 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import pygame  # noqa: E402
 
-METRICS = "metrics.jsonl"  # as gomoku.pipeline writes it (not imported from there: it imports torch)
+METRICS = "metrics.jsonl"  # as gomoku.training.pipeline writes it (not imported from there: it imports torch)
 CONFIG = "config.yaml"
 DEFAULT_OUT = "curves.png"
 DEFAULT_SIZE = (1200, 800)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gomoku.ai import AlphaZeroPlayer, PureMCTSPlayer
-from gomoku.board import Board
-from gomoku.config import Config, load_config
-from gomoku.pipeline import resolve_workers
-from gomoku.selfplay import SelfPlayRunner, WorkerPool, onnx_available, resolve_inference
+from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
+from gomoku.game.board import Board
+from gomoku.training.config import Config, load_config
+from gomoku.training.pipeline import resolve_workers
+from gomoku.training.selfplay import SelfPlayRunner, WorkerPool, onnx_available, resolve_inference
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
 # The classic AlphaZero-Gomoku on a 2-core CPU with torch 2.13 (shared/REFERENCE.md).

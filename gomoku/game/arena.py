@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gomoku.board import DRAW, Board, IllegalMoveError
+from gomoku.game.board import DRAW, Board, IllegalMoveError
 from gomoku.players import Player, make_player
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 import pygame
 
-from gomoku.board import DRAW, EMPTY, Board, other
+from gomoku.game.board import DRAW, EMPTY, Board, other
 from gomoku.players import (COLUMN_LETTERS, SHIPPED_MODEL, SHIPPED_PLAYOUTS, Player, format_point, make_player,
                             parse_point)
 

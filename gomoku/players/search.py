@@ -11,8 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.board import Board
-from gomoku.players import Player
+from gomoku.game.board import Board
+from gomoku.players.classical import Player
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult
 
 PURE_C_PUCT = 5.0

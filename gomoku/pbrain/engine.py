@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TextIO
 
-from gomoku.board import EMPTY, Board, IllegalMoveError, other
+from gomoku.game.board import EMPTY, Board, IllegalMoveError, other
 from gomoku.players import SHIPPED_MODEL, winning_points
 
 log = logging.getLogger(__name__)
@@ -212,7 +212,7 @@ class PbrainEngine:
             return None
         except Exception as error:  # a bad file, a failed export check
             raise ProtocolError(f"cannot run {path} with onnxruntime: {error}".replace("\n", " ")) from error
-        from gomoku.ai import AlphaZeroPlayer
+        from gomoku.players.search import AlphaZeroPlayer
 
         player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
                                  name=f"az:{path}:{playouts} (onnxruntime)")
