@@ -7,6 +7,8 @@ key, a value of the wrong type or out of range raises ``ConfigError`` naming the
 from __future__ import annotations
 
 import dataclasses
+import math
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -55,6 +57,11 @@ class SearchSection:
     temperature: float = 1.0  # for the first temperature_moves moves of a self-play game
     temperature_moves: int = 12  # after these, the most visited move is played
     leaves_per_step: int = 1  # > 1: several leaves per tree per network call (virtual loss)
+    # Playout cap randomization (KataGo): > 0 makes a self-play move a full search (n_playout,
+    # root noise, recorded as a training sample) with probability full_search_prob, else a fast
+    # search of fast_playouts without noise whose position is not recorded. 0 = every move full.
+    fast_playouts: int = 0
+    full_search_prob: float = 0.25
     forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
 
     def validate(self, prefix: str) -> None:
@@ -65,6 +72,8 @@ class SearchSection:
         _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
         _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
         _check(self.leaves_per_step >= 1, f"{prefix}.leaves_per_step", "must be >= 1")
+        _check(0 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts", "must be in 0..n_playout - 1")
+        _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
 
 
 @dataclass
@@ -100,6 +109,9 @@ class TrainSection:
     game_batch_num: int = 1500  # self-play games in the whole run
     torch_threads: int = 0  # threads for training in the main process; 0 = torch's default
     lr_multiplier_max: float = 10.0  # the KL-adaptive multiplier grows only while below this
+    # > 0: instead of updates_per_game, run as many updates as make each new (augmented) sample
+    # be trained on this many times on average, epochs included (the classic run: ~15)
+    sample_reuse: float = 0.0
 
     def validate(self, prefix: str) -> None:
         _check(self.lr > 0, f"{prefix}.lr", "must be > 0")
@@ -111,6 +123,7 @@ class TrainSection:
         _check(self.game_batch_num >= 1, f"{prefix}.game_batch_num", "must be >= 1")
         _check(self.torch_threads >= 0, f"{prefix}.torch_threads", "must be >= 0")
         _check(self.lr_multiplier_max >= 1, f"{prefix}.lr_multiplier_max", "must be >= 1")
+        _check(self.sample_reuse >= 0, f"{prefix}.sample_reuse", "must be >= 0")
 
 
 @dataclass
@@ -121,11 +134,24 @@ class EvalSection:
     pure_playouts: int = 1000  # the pure MCTS opponent's playouts at the start
     pure_step: int = 1000  # added each time the best model wins every game
     pure_cap: int = 5000
+    # Player specs (gomoku.players.make_player) played `games` games each at every evaluation,
+    # besides the pure-MCTS ladder, e.g. [minimax:2]; the games run on the self-play workers.
+    opponents: list[str] = field(default_factory=list)
+    # What picks best.pt: "ladder" (the classic: the pure-MCTS score beats the best so far) or
+    # "opponents" (the mean score against `opponents` is at least the best so far)
+    select_by: str = "ladder"
 
     def validate(self, prefix: str) -> None:
         for name in ("check_freq", "games", "n_playout", "pure_playouts", "pure_step", "pure_cap"):
             _check(getattr(self, name) >= 1, f"{prefix}.{name}", "must be >= 1")
         _check(self.pure_cap >= self.pure_playouts, f"{prefix}.pure_cap", "must be >= pure_playouts")
+        _check(self.select_by in ("ladder", "opponents"), f"{prefix}.select_by", "must be ladder or opponents")
+        _check(self.select_by == "ladder" or bool(self.opponents), f"{prefix}.select_by",
+               "opponents needs a non-empty eval.opponents")
+        for spec in self.opponents:
+            kind = spec.partition(":")[0]
+            _check(kind in ("random", "heuristic", "minimax", "pure"), f"{prefix}.opponents",
+                   f"{spec!r}: expected random, heuristic, minimax:DEPTH or pure:PLAYOUTS")
 
 
 @dataclass
@@ -163,10 +189,15 @@ def _convert(value: Any, expected: type, key: str) -> Any:
                 pass
         _check(isinstance(value, (int, float)) and not isinstance(value, bool), key,
                f"expected a number, got {value!r}")
+        _check(math.isfinite(value), key, f"expected a finite number, got {value!r}")
         return float(value)
     if expected is str:
         _check(isinstance(value, str), key, f"expected a string, got {value!r}")
         return value
+    if typing.get_origin(expected) is list:
+        _check(isinstance(value, list), key, f"expected a list, got {value!r}")
+        (item,) = typing.get_args(expected)
+        return [_convert(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
     raise ConfigError(f"{key}: unsupported type {expected}")
 
 
@@ -208,10 +239,23 @@ def apply_override(data: dict, override: str) -> None:
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
+    """The config of a YAML file (None: the defaults) with ``section.key=value`` overrides applied.
+
+    A file that is not valid YAML raises ConfigError naming the file and the line (OSError when
+    it cannot be read at all)."""
     data: dict = {}
     if path is not None:
-        text = Path(path).read_text()
-        data = yaml.safe_load(text) or {}
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{path}: not a UTF-8 text file ({error.reason} at byte {error.start})") from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "somewhere"
+            problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+            raise ConfigError(f"{path}: {where}: not valid YAML: {problem}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
     for override in overrides or []:
@@ -221,3 +265,55 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
 
 def save_config(config: Config, path: str | Path) -> None:
     Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+
+
+# ---------------------------------------------------------------------------- resuming a run
+# What a resumed run may change. The board and the net define what the checkpoint's weights and
+# replay buffer are about, and the seed only starts the RNG streams that the checkpoint restores:
+# these keys (and every key under a section named here) are fixed for the life of a run. Every
+# other key may change on resume with --set (train.game_batch_num, train.lr, train.buffer_size,
+# search.*, selfplay.*, eval.*, ...); the change is logged and recorded in the metrics.
+RESUME_FIXED = ("seed", "board", "net")
+
+
+def flatten_config(config: Config) -> dict[str, Any]:
+    """``{"seed": 0, "board.width": 9, ...}``: every key of a config with its value."""
+    out: dict[str, Any] = {}
+    for section, value in config.to_dict().items():
+        if isinstance(value, dict):
+            out.update({f"{section}.{key}": item for key, item in value.items()})
+        else:
+            out[section] = value
+    return out
+
+
+def config_changes(old: Config, new: Config) -> dict[str, tuple[Any, Any]]:
+    """The keys whose values differ, as ``{"train.lr": (old, new)}``, in config order."""
+    before, after = flatten_config(old), flatten_config(new)
+    return {key: (before.get(key), after.get(key)) for key in after if before.get(key) != after.get(key)}
+
+
+def is_fixed_on_resume(key: str) -> bool:
+    return any(key == fixed or key.startswith(f"{fixed}.") for fixed in RESUME_FIXED)
+
+
+def check_resume_changes(changes: dict[str, tuple[Any, Any]], what: str) -> None:
+    """ConfigError naming the first key that a resumed run cannot change (``what`` says who asked)."""
+    for key, (old, new) in changes.items():
+        if is_fixed_on_resume(key):
+            raise ConfigError(f"{key}: the run was trained with {old!r}, {what} asks for {new!r}; "
+                              f"{', '.join(f'{k}.*' if k != 'seed' else k for k in RESUME_FIXED)} "
+                              f"cannot change on resume (start a new run for that)")
+
+
+def resume_config(stored: Config, overrides: list[str] | None = None) -> tuple[Config, dict[str, tuple[Any, Any]]]:
+    """The config a resumed run continues with: the run's own ``stored`` config with the
+    ``section.key=value`` overrides applied, and what they changed. A change to a key that is
+    fixed for a run (``RESUME_FIXED``) raises ConfigError."""
+    data = stored.to_dict()
+    for override in overrides or []:
+        apply_override(data, override)
+    config = config_from_dict(data)
+    changes = config_changes(stored, config)
+    check_resume_changes(changes, "--set")
+    return config, changes

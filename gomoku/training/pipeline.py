@@ -23,7 +23,7 @@ from tqdm import tqdm
 from gomoku.training.buffer import ReplayBuffer
 from gomoku.training.config import Config, save_config
 from gomoku.training.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games, resolve_inference
-from gomoku.training.symmetry import augment
+from gomoku.training.symmetry import augment, move_permutations
 from nets import (NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update, load_checkpoint,
                   save_checkpoint, save_model)
 
@@ -44,6 +44,7 @@ class LadderState:
 
     pure_playouts: int
     best_score: float = 0.0
+    best_opponent_score: float = -1.0  # the best mean score against eval.opponents so far
 
 
 def resolve_workers(requested: int) -> int:
@@ -95,7 +96,8 @@ class TrainPipeline:
             "positions": self.positions,
             "wall_time": self.wall_time,
             "lr_multiplier": float(self.lr_multiplier),
-            "ladder": {"pure_playouts": self.ladder.pure_playouts, "best_score": float(self.ladder.best_score)},
+            "ladder": {"pure_playouts": self.ladder.pure_playouts, "best_score": float(self.ladder.best_score),
+                       "best_opponent_score": float(self.ladder.best_opponent_score)},
             "rng": self.rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(),
             "config": self.config.to_dict(),
@@ -175,6 +177,15 @@ class TrainPipeline:
             bar.close()
 
     # ------------------------------------------------------------------ training
+    def _n_updates(self, games: int, positions: int) -> int:
+        """Updates after an iteration: ``updates_per_game`` per game (the classic), or with
+        ``sample_reuse`` > 0 enough to train on each new augmented sample that many times."""
+        t = self.config.train
+        if t.sample_reuse > 0:
+            samples = positions * len(move_permutations(self.config.board.width, self.config.board.height))
+            return max(1, round(t.sample_reuse * samples / (t.batch_size * t.epochs)))
+        return round(t.updates_per_game * games)
+
     def train(self, n_updates: int) -> dict:
         t = self.config.train
         stats = []
@@ -198,41 +209,62 @@ class TrainPipeline:
                 "updates": len(stats)}
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self) -> dict:
-        """Play the current net against pure MCTS; save current/best; escalate the ladder."""
-        e = self.config.eval
-        playouts = self.ladder.pure_playouts
-        seed = self._seed()
-        bar = tqdm(total=e.games, desc=f"eval vs pure:{playouts}", unit="game", leave=False,
-                   disable=not self.progress)
+    def _play_eval(self, opponent: str, seed: int) -> dict:
+        """``eval.games`` games of the current net against ``opponent``, spread over the workers."""
+        games = self.config.eval.games
+        bar = tqdm(total=games, desc=f"eval vs {opponent}", unit="game", leave=False, disable=not self.progress)
         try:
             if self._pool is None:
                 evaluator = NetEvaluator(self.net, self.device)
-                results = play_eval_games(evaluator, self.config, list(range(e.games)), playouts, seed,
+                results = play_eval_games(evaluator, self.config, list(range(games)), opponent, seed,
                                           on_game=lambda: bar.update(1))
             else:
                 n = len(self._pool)
-                chunks = [list(range(i, e.games, n)) for i in range(n)]
-                tasks = [("eval", self._weights(), chunk, playouts, seed) for chunk in chunks if chunk]
+                weights = self._weights()
+                chunks = [list(range(i, games, n)) for i in range(n)]
+                tasks = [("eval", weights, chunk, opponent, seed) for chunk in chunks if chunk]
                 results = [r for answer in self._pool.run(tasks, on_progress=bar.update) for r in answer]
         finally:
             bar.close()
         wins = sum(r == 1 for _, r in results)
         draws = sum(r == 0 for _, r in results)
         losses = sum(r == -1 for _, r in results)
-        score = (wins + 0.5 * draws) / e.games
+        log.info("eval vs %s: +%d =%d -%d", opponent, wins, draws, losses)
+        return {"opponent": opponent, "wins": wins, "draws": draws, "losses": losses,
+                "score": (wins + 0.5 * draws) / games}
+
+    def evaluate(self) -> dict:
+        """Play the current net against the pure-MCTS ladder and ``eval.opponents``; save current.pt,
+        and best.pt when the model beats the best so far (``eval.select_by``); escalate the ladder."""
+        e = self.config.eval
+        playouts = self.ladder.pure_playouts
+        seed = self._seed()
+        ladder = self._play_eval(f"pure:{playouts}", seed)
+        others = [self._play_eval(spec, seed) for spec in e.opponents]
+        score = ladder["score"]
         save_model(self.run_dir / CURRENT_MODEL, self.net, iteration=self.iteration, games=self.games_played)
-        record = {"pure_playouts": playouts, "wins": wins, "draws": draws, "losses": losses, "score": score,
+        record = {"pure_playouts": playouts, **{k: ladder[k] for k in ("wins", "draws", "losses", "score")},
                   "new_best": False}
-        if score > self.ladder.best_score:
-            self.ladder.best_score = score
+        if others:
+            record["opponents"] = others
+            record["opponents_score"] = float(np.mean([o["score"] for o in others]))
+        if e.select_by == "opponents":
+            new_best = record["opponents_score"] >= self.ladder.best_opponent_score
+        else:
+            new_best = score > self.ladder.best_score
+        if new_best:
             record["new_best"] = True
             save_model(self.run_dir / BEST_MODEL, self.net, iteration=self.iteration, games=self.games_played,
-                       eval_pure_playouts=playouts, eval_score=score)
+                       eval_pure_playouts=playouts, eval_score=score,
+                       eval_opponents_score=record.get("opponents_score", -1.0))
+            self.ladder.best_opponent_score = max(self.ladder.best_opponent_score,
+                                                  record.get("opponents_score", -1.0))
+        # The classic ladder: the best pure-MCTS score so far; a clean sweep raises the playouts.
+        if score > self.ladder.best_score:
+            self.ladder.best_score = score
             if score == 1.0 and playouts < e.pure_cap:
                 self.ladder.pure_playouts = min(playouts + e.pure_step, e.pure_cap)
                 self.ladder.best_score = 0.0
-        log.info("eval vs pure:%d: +%d =%d -%d score %.2f", playouts, wins, draws, losses, score)
         return record
 
     # ------------------------------------------------------------------ the loop
@@ -272,7 +304,7 @@ class TrainPipeline:
         before = self.games_played
         self.games_played += len(games)
         self.positions += len(states)
-        n_updates = round(c.train.updates_per_game * len(games)) if len(self.buffer) >= c.train.batch_size else 0
+        n_updates = self._n_updates(len(games), len(states)) if len(self.buffer) >= c.train.batch_size else 0
         train_start = time.perf_counter()
         train_stats = self.train(n_updates)
         train_s = time.perf_counter() - train_start

@@ -70,14 +70,21 @@ class SelfPlayRunner:
     def play(self, min_games: int, on_game: Callable[[SelfPlayGame], None] | None = None) -> list[SelfPlayGame]:
         """Advance all games until at least ``min_games`` have finished; return the finished ones."""
         finished: list[SelfPlayGame] = []
+        s = self.search_section
         while len(finished) < min_games:
-            results = self.search.search(self.boards)
+            # Playout cap randomization: one draw per step for all games (see SearchSection).
+            full = s.fast_playouts == 0 or self.rng.random() < s.full_search_prob
+            if full:
+                results = self.search.search(self.boards)
+            else:
+                results = self.search.search(self.boards, noise=False, n_playout=s.fast_playouts)
             for i, (board, result) in enumerate(zip(self.boards, results)):
-                target = result.policy(1.0)
-                early = len(board.moves) < self.search_section.temperature_moves
-                move_probs = visit_policy(result.visits, self.search_section.temperature if early else GREEDY)
+                early = len(board.moves) < s.temperature_moves
+                move_probs = visit_policy(result.visits, s.temperature if early else GREEDY)
                 move = int(self.rng.choice(len(move_probs), p=move_probs))
-                self.samples[i].append((board.current_state(), target.astype(np.float32), board.current_player))
+                if full:
+                    self.samples[i].append((board.current_state(), result.policy(1.0).astype(np.float32),
+                                            board.current_player))
                 board.do_move(move)
                 self.moves_played += 1
                 ended, winner = board.game_end()
@@ -94,9 +101,11 @@ class SelfPlayRunner:
         outcomes = np.zeros(len(samples), dtype=np.float32)
         if winner != DRAW:
             outcomes[:] = np.where(players == winner, 1.0, -1.0)
-        game = SelfPlayGame(moves=list(board.moves), winner=winner,
-                            states=np.stack([s for s, _, _ in samples]),
-                            probs=np.stack([p for _, p, _ in samples]), outcomes=outcomes)
+        size = board.width * board.height
+        states = np.stack([s for s, _, _ in samples]) if samples else np.zeros((0, 4, board.height, board.width),
+                                                                                np.float32)
+        probs = np.stack([p for _, p, _ in samples]) if samples else np.zeros((0, size), np.float32)
+        game = SelfPlayGame(moves=list(board.moves), winner=winner, states=states, probs=probs, outcomes=outcomes)
         self.boards[i] = self._new_board()
         self.samples[i] = []
         self.search.reset(i)
@@ -139,8 +148,8 @@ def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp
                 games = runner.play(min_games, on_game=lambda g: results.put(("progress", worker_id, 1)))
                 results.put(("selfplay", worker_id, (games, runner.moves_played - before)))
             elif kind == "eval":
-                _, weights, games, pure_playouts, seed = task
-                outcomes = play_eval_games(net.load(weights), config, games, pure_playouts, seed,
+                _, weights, games, opponent, seed = task
+                outcomes = play_eval_games(net.load(weights), config, games, opponent, seed,
                                            on_game=lambda: results.put(("progress", worker_id, 1)))
                 results.put(("eval", worker_id, outcomes))
         except Exception as error:  # report, keep serving
@@ -203,23 +212,26 @@ class WorkerNet:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], pure_playouts: int,
+def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], opponent: str,
                     seed: int, on_game: Callable[[], None] | None = None) -> list[tuple[int, int]]:
-    """Play the model (no noise, greedy) against pure MCTS; game ``i`` even: the model moves first.
+    """Play the model (no noise, greedy) against ``opponent`` (a player spec such as ``pure:1000``
+    or ``minimax:2``); game ``i`` even: the model moves first. Each game's seeds derive from
+    ``seed`` and ``i``, so a game's result does not depend on which worker plays it.
 
     Returns (game index, result for the model: 1 win, 0 draw, -1 loss) per game.
     """
-    from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
     from gomoku.game.arena import play_game
+    from gomoku.players import make_player
+    from gomoku.players.search import AlphaZeroPlayer
 
     b = config.board
     out = []
     for index in game_indices:
         model = AlphaZeroPlayer(evaluator, n_playout=config.eval.n_playout, c_puct=config.search.c_puct,
                                 seed=seed + 2 * index, forced_moves=config.search.forced_moves)
-        pure = PureMCTSPlayer(n_playout=pure_playouts, seed=seed + 2 * index + 1)
+        other = make_player(opponent, seed=seed + 2 * index + 1)
         model_first = index % 2 == 0
-        first, second = (model, pure) if model_first else (pure, model)
+        first, second = (model, other) if model_first else (other, model)
         record = play_game(first, second, Board(b.width, b.height, b.n_in_row))
         model_id = 1 if model_first else 2
         out.append((index, 0 if record.winner == DRAW else (1 if record.winner == model_id else -1)))

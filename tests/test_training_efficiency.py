@@ -1,0 +1,80 @@
+"""The knobs of learning per CPU-second: sample reuse, playout cap randomization, evaluation
+against classical opponents and best-model selection on it."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gomoku import Board
+from gomoku.training.config import ConfigError, load_config
+from gomoku.training.pipeline import TrainPipeline
+from gomoku.training.selfplay import SelfPlayRunner
+from mcts import UniformEvaluator
+
+
+def test_sample_reuse_sets_the_number_of_updates(tmp_path):
+    # 6x6: 8 symmetries; 16 new positions -> 128 samples; batch 64 x 2 epochs = 128 sample passes per update
+    config = load_config("configs/smoke.yaml", ["train.sample_reuse=3", "train.batch_size=64", "train.epochs=2"])
+    pipeline = TrainPipeline(config, tmp_path / "run", device="cpu", progress=False)
+    assert pipeline._n_updates(games=4, positions=16) == 3
+    assert pipeline._n_updates(games=4, positions=1) == 1  # at least one update
+    classic = load_config("configs/smoke.yaml", ["train.updates_per_game=0.5"])
+    assert TrainPipeline(classic, tmp_path / "run2", device="cpu", progress=False)._n_updates(4, 16) == 2
+
+
+def _play(overrides: list[str], games: int = 6):
+    config = load_config("configs/smoke.yaml", overrides)
+    runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
+                            rng=np.random.default_rng(1))
+    return runner, runner.play(games)
+
+
+def test_playout_cap_randomization_records_only_full_searches():
+    runner, games = _play(["search.fast_playouts=4", "search.full_search_prob=0.4"])
+    recorded = sum(len(g.states) for g in games)
+    moves = sum(len(g.moves) for g in games)
+    assert 0 < recorded < moves  # some moves were fast searches, not recorded
+    for game in games:
+        assert len(game.states) == len(game.probs) == len(game.outcomes)
+        final = Board.from_moves(game.moves, 6, 6, 4)
+        assert final.game_end() == (True, game.winner)
+        # Each recorded position is one of the game's positions, with its outcome for the player to move.
+        positions = {}
+        replay = Board(6, 6, 4)
+        for move in game.moves:
+            positions[replay.current_state().tobytes()] = replay.current_player
+            replay.do_move(move)
+        for state, outcome in zip(game.states, game.outcomes):
+            player = positions[state.tobytes()]
+            expected = 0.0 if game.winner == -1 else (1.0 if player == game.winner else -1.0)
+            assert outcome == expected
+
+
+def test_playout_cap_randomization_off_records_every_move():
+    _, games = _play(["search.fast_playouts=0"])
+    assert all(len(g.states) == len(g.moves) for g in games)
+
+
+@pytest.mark.parametrize("override", ["search.fast_playouts=16", "search.full_search_prob=0",
+                                      "eval.select_by=opponents", "eval.opponents=[az:x.pt:10]",
+                                      "eval.opponents=minimax:2"])
+def test_bad_efficiency_settings_are_named(override):
+    with pytest.raises(ConfigError, match=override.split("=")[0].split(".")[1]):
+        load_config("configs/smoke.yaml", [override])
+
+
+def test_evaluation_against_opponents_picks_the_best_model(tmp_path):
+    run = tmp_path / "run"
+    config = load_config("configs/smoke.yaml", ["train.game_batch_num=8", "eval.opponents=[random, minimax:1]",
+                                                 "eval.select_by=opponents"])
+    TrainPipeline(config, run, device="cpu", progress=False).run()
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    evaluation = records[-1]["eval"]
+    assert [o["opponent"] for o in evaluation["opponents"]] == ["random", "minimax:1"]
+    for result in evaluation["opponents"]:
+        assert result["wins"] + result["draws"] + result["losses"] == config.eval.games
+        assert result["score"] == (result["wins"] + 0.5 * result["draws"]) / config.eval.games
+    assert evaluation["opponents_score"] == np.mean([o["score"] for o in evaluation["opponents"]])
+    assert evaluation["new_best"]  # the first evaluation is always the best so far
+    assert (run / "best.pt").exists()
