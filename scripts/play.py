@@ -3,6 +3,7 @@
     python scripts/play.py                      # you play Black against the shipped model, az:models/9x9.pt:400
     python scripts/play.py --first ai           # the AI plays Black and moves first
     python scripts/play.py --opponent minimax:2 # any player spec as the AI (see below)
+    python scripts/play.py --web                # in the browser: the static page, served on localhost
 
 Click an intersection to play. Keys (also buttons in the window): N new game, U undo your last move
 and the AI's reply, S swap colours, M move numbers, A analysis view, Esc quit.
@@ -52,6 +53,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "(column letter, row number from the top)")
     parser.add_argument("--numbers", action="store_true", help="show move numbers on the stones")
     parser.add_argument("--no-analysis", action="store_true", help="start with the analysis view hidden")
+    parser.add_argument("--web", action="store_true", help="play in the browser instead: export the model's "
+                        "page (gomoku/web) to a temp folder, serve it on localhost and open the browser")
     parser.add_argument("--screenshot", type=Path, metavar="PATH",
                         help="save the window as a PNG once the AI has answered (or at once when it is "
                         "your move), then exit; runs without a visible window")
@@ -71,6 +74,15 @@ def default_model() -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.web:  # the static page of gomoku/web, served until Ctrl-C
+        from gomoku.web import ExportError
+        from gomoku.web.browser import play_in_browser
+        try:
+            play_in_browser(args.model or default_model())
+        except ExportError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        return 0
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     if args.screenshot is not None:  # no window needed: render off screen, no sound either way
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

@@ -1,0 +1,109 @@
+// Runs the page's scripts under node, for the tests and the benchmark (not part of the site).
+//
+//   node harness.js SITE_DIR < requests.json > answers.json
+//
+// SITE_DIR is an exported site (its scripts, model.json and weights.bin). The request is one JSON
+// object with any of these lists; the answer has the same keys:
+//   net:     [[move, ...], ...]            -> [{logPolicy: [...], value}, ...] (the net, unmasked)
+//   search:  [{moves: [[...], ...], playouts, config: {...}, evaluator: "net" | "uniform" | "formula"}]
+//            (one search object, searched from each position in turn, so trees are reused)
+//            -> [[{visits: [...], value, bestMove}, ...], ...]
+//   players: [{kind, depth, moves}]          -> [move, ...]
+//   vcf:     [{moves, nodes}]               -> [{status, move, nodes}, ...] (the player to move attacks)
+//   bench:   {moves, playouts, repeat}      -> {msPerEvaluation, msPerMove: [...]}
+"use strict";
+const fs = require("fs");
+const path = require("path");
+
+const site = process.argv[2];
+for (const name of ["game.js", "net.js", "threats.js", "search.js", "players.js"]) {
+  require(path.resolve(site, name));
+}
+const G = globalThis.Gomoku;
+
+function loadNet() {
+  const meta = JSON.parse(fs.readFileSync(path.join(site, "model.json"), "utf8"));
+  const bytes = fs.readFileSync(path.join(site, meta.weights));
+  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  return new G.Net(meta, buffer);
+}
+
+/**
+ * A deterministic evaluator whose numbers are exact in binary, mirrored in tests/test_web.py:
+ * priors proportional to 1 + (7 * move + key) % 11 over the legal moves, value ((key % 17) - 8) / 8,
+ * where key sums (point + 1) * (1 for an own stone, 2 for an opponent's, 3 for the last move).
+ */
+class FormulaEvaluator {
+  evaluate(cells, toMove, lastMove, legal) {
+    let key = 0;
+    for (let p = 0; p < cells.length; p++) {
+      if (cells[p] === toMove) key += (p + 1) * 1;
+      else if (cells[p] !== 0) key += (p + 1) * 2;
+    }
+    if (lastMove >= 0) key += (lastMove + 1) * 3;
+    const priors = new Float64Array(legal.length);
+    let total = 0;
+    for (let m = 0; m < legal.length; m++) if (legal[m]) total += 1 + ((7 * m + key) % 11);
+    for (let m = 0; m < legal.length; m++) if (legal[m]) priors[m] = (1 + ((7 * m + key) % 11)) / total;
+    return { priors, value: ((key % 17) - 8) / 8 };
+  }
+}
+
+function main() {
+  const request = JSON.parse(fs.readFileSync(0, "utf8"));
+  const answer = {};
+  let net = null;
+  const getNet = () => (net = net || loadNet());
+  if (request.net) {
+    answer.net = request.net.map((moves) => {
+      const board = G.Board.fromMoves(moves);
+      const planes = G.planesOf(board.cells, board.size, board.currentPlayer, board.lastMove);
+      const { logPolicy, value } = getNet().forward(planes);
+      return { logPolicy: Array.from(logPolicy), value };
+    });
+  }
+  if (request.search) {
+    answer.search = request.search.map((job) => {
+      const evaluator = job.evaluator === "net" ? new G.NetEvaluator(getNet())
+        : job.evaluator === "formula" ? new FormulaEvaluator() : new G.UniformEvaluator();
+      const config = Object.assign({ nPlayout: job.playouts }, job.config || {});
+      const search = new G.Search(evaluator, 9, 9, 5, config);
+      return job.moves.map((moves) => {
+        const r = search.search(moves);
+        return { visits: Array.from(r.visits), value: r.value, bestMove: r.bestMove };
+      });
+    });
+  }
+  if (request.players) {
+    answer.players = request.players.map((job) => G.makeClassicalPlayer(job.kind, job.depth)
+      .getAction(G.Board.fromMoves(job.moves)));
+  }
+  if (request.vcf) {
+    answer.vcf = request.vcf.map((job) => {
+      const board = G.Board.fromMoves(job.moves);
+      const threats = new G.Threats(G.linesOf(9, 9, 5), job.nodes);
+      return threats.solve(board.cells, board.currentPlayer);
+    });
+  }
+  if (request.bench) {
+    const job = request.bench;
+    const n = getNet();
+    const board = G.Board.fromMoves(job.moves);
+    const planes = G.planesOf(board.cells, board.size, board.currentPlayer, board.lastMove);
+    for (let i = 0; i < 50; i++) n.forward(planes);
+    let t = performance.now();
+    for (let i = 0; i < 200; i++) n.forward(planes);
+    const msPerEvaluation = (performance.now() - t) / 200;
+    const msPerMove = [];
+    for (let i = 0; i < (job.repeat || 3); i++) {
+      const search = new G.Search(new G.NetEvaluator(n), 9, 9, 5, { nPlayout: job.playouts });
+      t = performance.now();
+      search.search(job.moves);
+      msPerMove.push(performance.now() - t);
+    }
+    answer.bench = { msPerEvaluation, msPerMove };
+  }
+  process.stdout.write(JSON.stringify(answer));
+}
+
+main();

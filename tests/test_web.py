@@ -1,0 +1,349 @@
+"""The browser page (gomoku/web): the export, the page's net against torch, its search against the
+Python search, its classical players and VCF solver against the Python ones (all under node), and a
+whole game in a headless Chromium played by clicks."""
+
+import dataclasses
+import importlib.util
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gomoku import Board
+from gomoku.players import HeuristicPlayer, MinimaxPlayer
+from gomoku.web import ExportError, export_site
+from gomoku.web.export import STATIC_FILES
+from mcts import BatchedMCTS, SearchConfig
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MODEL = REPO_ROOT / "models" / "9x9.pt"
+HARNESS = REPO_ROOT / "gomoku" / "web" / "harness.js"
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the page's scripts run under node)")
+TOLERANCE = 1e-4
+
+# Fixed positions (move lists). The tactical ones were found by playing heuristic players from
+# random openings: the player to move has a VCF (continuous fours), the opponent has one, the
+# opponent has a four to block, both have fours.
+OWN_VCF = [42, 33, 37, 41, 22, 49, 78]
+THEIR_VCF = [29, 49, 56, 67, 47]
+MUST_BLOCK = [23, 40, 36, 31, 70, 22, 49, 13]
+BOTH_FOUR = [36, 72, 37, 73, 38, 74, 39, 75]
+MIDGAME = [52, 25, 50, 49, 41, 59, 32, 23, 22, 42, 40, 39, 29, 69, 79, 31]
+LONG_VCF = [52, 38, 33, 29, 42, 47, 20, 65, 22, 69, 56, 32, 24, 51, 23, 21, 25, 26, 15, 6, 43, 13]
+
+
+def random_positions(count: int, seed: int, max_moves: int = 40) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    positions = []
+    while len(positions) < count:
+        board = Board()
+        target = int(rng.integers(1, max_moves))
+        while len(board.moves) < target and not board.game_end()[0]:
+            board.do_move(int(rng.choice(board.availables)))
+        if not board.game_end()[0]:
+            positions.append(list(board.moves))
+    return positions
+
+
+def run_node(site: Path, request: dict) -> dict:
+    done = subprocess.run([NODE, str(HARNESS), str(site)], input=json.dumps(request), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    return export_site(MODEL, tmp_path_factory.mktemp("site"))
+
+
+# ---------------------------------------------------------------------------- export
+def test_export_writes_a_static_site(site):
+    for name in (*STATIC_FILES, "model.json", "weights.bin"):
+        assert (site / name).is_file(), name
+    meta = json.loads((site / "model.json").read_text())
+    assert (meta["arch"], meta["width"], meta["height"], meta["n_in_row"]) == ("conv3", 9, 9, 5)
+    assert meta["parameters"] == 131_132
+    assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
+    assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == 5.0
+    assert meta["search"]["forced_moves"] is True
+    html = (site / "index.html").read_text()
+    for script in ("game.js", "app.js"):
+        assert f'src="{script}"' in html  # relative paths: the site works from any folder of a host
+    assert "importScripts(" in (site / "worker.js").read_text()
+
+
+def _save_net(path: Path, **config) -> Path:
+    from nets import NetConfig, build_net
+    from nets.checkpoint import save_model
+
+    save_model(path, build_net(NetConfig(**config)))
+    return path
+
+
+def test_export_refuses_a_model_the_page_cannot_run(tmp_path):
+    small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
+    with pytest.raises(ExportError, match="7x7 board, the page plays 9x9 only"):
+        export_site(small, tmp_path / "out")
+    resnet = _save_net(tmp_path / "res.pt", arch="resnet", channels=8, blocks=1)
+    with pytest.raises(ExportError, match="runs only the 'conv3' net"):
+        export_site(resnet, tmp_path / "out")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ExportError, match="cannot export"):
+        export_site(tmp_path / "junk.pt", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_script(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("export_web", REPO_ROOT / "scripts" / "export_web.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main([str(MODEL), "--out", str(tmp_path / "site")]) == 0
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert "python -m http.server" in capsys.readouterr().out
+    small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
+    assert script.main([str(small), "--out", str(tmp_path / "bad")]) == 2
+    assert "the page plays 9x9 only" in capsys.readouterr().err
+
+
+def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
+    """`play.py --web` exports into a temp folder, serves it on localhost and opens a browser
+    (here BROWSER is `true`, a command that opens nothing); Ctrl-C stops it and removes the folder."""
+    import os
+    import re
+    import signal
+    import sys
+    import time
+    import urllib.request
+
+    env = dict(os.environ, BROWSER="true")
+    process = subprocess.Popen([sys.executable, str(REPO_ROOT / "scripts" / "play.py"), "--web"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        line = ""
+        while "serving" not in line:
+            line = process.stdout.readline()
+            assert line or process.poll() is None, "play.py --web exited early"
+            assert time.monotonic() < deadline
+        folder, url = re.search(r"serving (\S+) at (\S+)", line).groups()
+        with urllib.request.urlopen(url) as response:
+            assert b"gomoku-zero" in response.read()
+        with urllib.request.urlopen(url + "model.json") as response:
+            assert json.loads(response.read())["arch"] == "conv3"
+        with urllib.request.urlopen(url + "worker.js") as response:
+            assert "javascript" in response.headers["Content-Type"]  # a worker script needs a JS type
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 0
+        assert not Path(folder).exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+# ---------------------------------------------------------------------------- the net
+@needs_node
+def test_page_net_matches_torch(site):
+    import torch
+
+    from nets import load_net
+
+    positions = [[], [40], [40, 41, 31], OWN_VCF, MIDGAME, LONG_VCF] + random_positions(14, seed=3)
+    answer = run_node(site, {"net": positions})["net"]
+    net = load_net(MODEL).eval()
+    planes = torch.from_numpy(np.stack([Board.from_moves(m).current_state() for m in positions]))
+    with torch.inference_mode():
+        log_policy, value = net(planes)
+    js_policy = np.array([a["logPolicy"] for a in answer])
+    js_value = np.array([a["value"] for a in answer])
+    assert np.abs(js_policy - log_policy.numpy()).max() < TOLERANCE
+    assert np.abs(js_value - value.numpy()).max() < TOLERANCE
+
+
+# ---------------------------------------------------------------------------- the search
+class FormulaEvaluator:
+    """The harness's "formula" evaluator, exactly (every number exact in binary or one division):
+    priors proportional to 1 + (7 * move + key) % 11 on the legal moves, value ((key % 17) - 8) / 8,
+    key = sum of (point + 1) * (1 own stone, 2 opponent's stone, 3 last move)."""
+
+    def evaluate_batch(self, planes, legal):
+        size = legal.shape[1]
+        points = np.arange(size)
+        priors, values = np.zeros(legal.shape), np.zeros(len(legal))
+        for i, (p, ok) in enumerate(zip(planes, legal)):
+            own, opponent, last = (p[k].ravel() > 0 for k in range(3))
+            key = int(((points + 1) * own).sum() + 2 * ((points + 1) * opponent).sum() + 3 * ((points + 1) * last).sum())
+            weights = (1 + (7 * points + key) % 11).astype(np.float64)
+            total = float(weights[ok].sum())
+            priors[i] = np.where(ok, weights / total, 0.0)
+            values[i] = ((key % 17) - 8) / 8
+        return priors, values
+
+
+def game_prefixes(moves: list[int], start: int, step: int = 1) -> list[list[int]]:
+    """The positions of one game from ``start`` moves on: searched in turn, the tree is reused."""
+    return [moves[:n] for n in range(start, len(moves) + 1, step)]
+
+
+SEARCH_SEQUENCES = [
+    [[]],
+    [[40]],
+    game_prefixes(MIDGAME, 8),
+    [OWN_VCF],
+    [THEIR_VCF],
+    [MUST_BLOCK],
+    [BOTH_FOUR],
+    game_prefixes(LONG_VCF, 16),
+]
+SEARCH_CONFIGS = {
+    "classic": {"forced_moves": False},
+    "forced": {"forced_moves": True},
+    "forced+vcf": {"forced_moves": True, "vcf": True},
+}
+PLAYOUTS = 160
+
+
+def _js_config(options: dict) -> dict:
+    return {"forcedMoves": options.get("forced_moves", False), "vcf": options.get("vcf", False)}
+
+
+@needs_node
+@pytest.mark.parametrize("name", SEARCH_CONFIGS)
+def test_page_search_matches_python_search(site, name):
+    options = SEARCH_CONFIGS[name]
+    fields = {f.name for f in dataclasses.fields(SearchConfig)}
+    if "vcf" in options and "vcf" not in fields:
+        pytest.skip("this checkout's mcts.search has no vcf option")
+    jobs = [{"moves": sequence, "playouts": PLAYOUTS, "evaluator": "formula", "config": _js_config(options)}
+            for sequence in SEARCH_SEQUENCES]
+    answer = run_node(site, {"search": jobs})["search"]
+    for sequence, js_results in zip(SEARCH_SEQUENCES, answer):
+        search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=PLAYOUTS, **options),
+                             rng=np.random.default_rng(0))
+        for moves, js in zip(sequence, js_results):
+            result = search.search([Board.from_moves(moves)])[0]
+            assert np.array_equal(np.array(js["visits"]), result.visits), (name, moves)
+            assert js["bestMove"] == result.best_move()
+            assert js["value"] == pytest.approx(result.value, abs=1e-9)
+
+
+@needs_node
+def test_page_search_takes_the_win_and_blocks_with_the_net(site):
+    jobs = [{"moves": [BOTH_FOUR, MUST_BLOCK], "playouts": 50, "evaluator": "net", "config": {}}]
+    win, block = run_node(site, {"search": jobs})["search"][0]
+    assert win["bestMove"] == 40
+    board = Board.from_moves(MUST_BLOCK)
+    from gomoku.players import winning_points
+
+    assert block["bestMove"] in winning_points(board, 3 - board.current_player)
+
+
+# ---------------------------------------------------------------------------- players, VCF
+@needs_node
+def test_page_players_choose_the_python_players_moves(site):
+    positions = [[], [40], OWN_VCF, THEIR_VCF, MUST_BLOCK, MIDGAME] + random_positions(8, seed=11, max_moves=30)
+    jobs = [{"kind": kind, "depth": depth, "moves": moves}
+            for moves in positions for kind, depth in (("heuristic", 0), ("minimax", 2))]
+    answer = run_node(site, {"players": jobs})["players"]
+    for job, move in zip(jobs, answer):
+        board = Board.from_moves(job["moves"])
+        player = HeuristicPlayer() if job["kind"] == "heuristic" else MinimaxPlayer(job["depth"])
+        assert move == player.get_action(board), job
+
+
+@needs_node
+def test_page_vcf_solver_matches_python(site):
+    threats = pytest.importorskip("mcts.threats")
+    from mcts.geometry import Geometry
+
+    positions = [OWN_VCF, THEIR_VCF, MUST_BLOCK, MIDGAME, LONG_VCF] + random_positions(30, seed=7, max_moves=45)
+    jobs = [{"moves": m, "nodes": nodes} for m in positions for nodes in (200, 5)]
+    answer = run_node(site, {"vcf": jobs})["vcf"]
+    solver = threats.VcfSolver(Geometry(9, 9, 5))
+    wins = 0
+    for job, js in zip(jobs, answer):
+        board = Board.from_moves(job["moves"])
+        cells = np.zeros(82, dtype=np.int8)
+        for i, move in enumerate(board.moves):
+            cells[move] = 1 + i % 2
+        result = solver.solve(cells, board.current_player, job["nodes"])
+        assert (js["status"], js["move"], js["nodes"]) == (result.status.value, result.move, result.nodes), job
+        wins += result.win
+    assert wins >= 2  # the fixed VCF positions
+
+
+# ---------------------------------------------------------------------------- the page in Chromium
+def _chromium():
+    from gomoku.web.browser import find_chromium
+
+    return find_chromium()
+
+
+needs_chromium = pytest.mark.skipif(
+    _chromium() is None, reason="no Chromium here: install Debian's `chromium` (.ci/run does) to play the page")
+
+
+@needs_chromium
+def test_page_plays_a_whole_game_by_clicks(site):
+    """Heuristic moves clicked on the board against the page's minimax (depth 2) to the end."""
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    with StaticServer(site) as server, Chromium() as browser:
+        page = Page(browser, server.url)
+        assert page.state() == "human" and page.moves() == []
+        page.select("opponent", "minimax:2")
+        page.click_button("new-game")
+        assert page.wait_state("human") == "human"
+        chooser = HeuristicPlayer()
+        while True:
+            state = page.wait_state("human", "over")
+            moves = page.moves()
+            if state == "over":
+                break
+            assert len(moves) % 2 == 0  # the person plays Black
+            page.click_point(chooser.get_action(Board.from_moves(moves)))
+            browser.wait_for(f"document.body.dataset.moves.split(',').length > {len(moves)}")
+        board = Board.from_moves(moves)  # every move legal
+        ended, winner = board.game_end()
+        assert ended and page.winner() == winner
+        for n in range(1, len(moves), 2):  # the page's minimax played the Python minimax's moves
+            assert moves[n] == MinimaxPlayer(2).get_action(Board.from_moves(moves[:n])), n
+        expected = {-1: "Draw", 1: "You win", 2: "The AI wins"}[winner]
+        assert expected in page.status()
+        lines = browser.evaluate("document.querySelectorAll('#board .win-line').length")
+        assert lines == (0 if winner == -1 else 1)
+        assert browser.evaluate("document.querySelectorAll('#board .last-dot').length") == 1
+        # Undo takes back the person's last move (and the AI's reply after it): their move again.
+        last_own = max(n for n in range(0, len(moves), 2))
+        page.click_button("undo")
+        page.wait_state("human")
+        assert page.moves() == moves[:last_own]
+
+
+@needs_chromium
+def test_page_alphazero_moves_in_the_worker(site):
+    """The net and the search in the page's Web Worker: the AI moves first, then answers a click."""
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    with StaticServer(site) as server, Chromium() as browser:
+        page = Page(browser, server.url)
+        page.select("playouts", "50")
+        page.select("numbers", "true")
+        page.select("side", "2")  # the person plays White: a new game where the AI moves first
+        page.wait_state("human")
+        (first,) = page.moves()
+        reply = next(m for m in (40, 30, 50) if m != first)
+        page.click_point(reply)
+        browser.wait_for("document.body.dataset.moves.split(',').length === 3")
+        page.wait_state("human")
+        moves = page.moves()
+        Board.from_moves(moves)
+        timings = page.timings()
+        assert [t["playouts"] for t in timings] == [50, 50] and all(t["ms"] > 0 for t in timings)
+        assert browser.evaluate("document.querySelectorAll('#board .number').length") == 3
+        assert "search, 50 playouts" in browser.evaluate("document.getElementById('est-source').textContent")
