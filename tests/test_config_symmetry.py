@@ -10,10 +10,9 @@ from gomoku.training.symmetry import augment, move_permutations
 
 def test_shipped_configs_load():
     config = load_config("configs/9x9.yaml")
-    assert config.search.n_playout == 400 and config.train.lr == 0.002 and config.train.batch_size == 512
-    assert config.train.buffer_size == 10000 and config.eval.check_freq == 200
-    assert config.train.game_batch_num == 1500 and config.eval.pure_playouts == 1000
-    assert config.search.forced_moves and config.eval.pure_cap == 10000
+    assert (config.board.width, config.board.height, config.board.n_in_row) == (9, 9, 5)
+    assert config.search.n_playout == 400 and config.search.c_puct == 5.0  # the classic search
+    assert config.search.forced_moves and config.eval.opponents  # the exact rules; a real yardstick
     assert load_config("configs/smoke.yaml").board.width == 6
 
 
@@ -78,3 +77,25 @@ def test_augmentation_keeps_planes_and_policy_consistent():
             assert (outcomes == 0.5).all()
             # The identity comes first and is unchanged.
             np.testing.assert_array_equal(states[0], state[0])
+
+
+@pytest.mark.parametrize("override", ["train.lr=.inf", "train.lr=.nan", "train.lr=nan", "search.c_puct=-.inf",
+                                      "train.kl_targ=1e999"])
+def test_non_finite_numbers_are_rejected(override):
+    with pytest.raises(ConfigError, match=f"{override.split('=')[0]}: expected a finite number"):
+        load_config("configs/smoke.yaml", [override])
+
+
+def test_resume_config_changes_only_what_a_run_may_change():
+    from gomoku.training.config import RESUME_FIXED, resume_config
+
+    stored = load_config("configs/smoke.yaml", ["search.n_playout=8"])
+    same, changes = resume_config(stored, [])
+    assert same == stored and changes == {}
+    config, changes = resume_config(stored, ["train.lr=1e-3", "search.n_playout=8", "eval.games=4"])
+    assert changes == {"train.lr": (0.002, 0.001), "eval.games": (2, 4)}  # n_playout is the run's already
+    assert config.search.n_playout == 8 and config.train.lr == 1e-3
+    assert RESUME_FIXED == ("seed", "board", "net")
+    for override in ("seed=3", "board.width=7", "net.channels=8"):
+        with pytest.raises(ConfigError, match=f"{override.split('=')[0]}: .*cannot change on resume"):
+            resume_config(stored, [override])
