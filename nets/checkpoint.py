@@ -7,9 +7,13 @@ is a tensor, a Python scalar, a string or a container of those.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import tempfile
+import threading
 from pathlib import Path
+from typing import BinaryIO, Callable, Iterator
 
 import torch
 from torch import nn
@@ -24,20 +28,63 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt, or does not fit what it is loaded for."""
 
 
-def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
-    """Write ``payload`` to ``path`` atomically: a temp file in the same folder, then os.replace."""
+TMP_SUFFIX = ".tmp"  # temp files are ".<name>.<random>.tmp" next to their target
+DEFERRED_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if s)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block is done, then deliver the first one that came to
+    the handler that was in place (so Ctrl-C or a second `kill` cannot cut a save in half).
+
+    Only the main thread can handle signals; elsewhere the block runs as it is. Nests."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = {number: signal.signal(number, lambda signum, frame: pending.append(signum))
+                for number in DEFERRED_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if pending:
+            handler = previous[pending[0]]
+            if callable(handler):
+                handler(pending[0], None)
+            elif handler in (signal.SIG_DFL, None):
+                signal.raise_signal(pending[0])
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
+                 before_replace: Callable[[], None] | None = None) -> None:
+    """Write a file atomically: ``write(handle)`` into a temp file in the same folder, flushed to
+    disk, then ``os.replace``. SIGINT/SIGTERM wait until it is done; on any error the temp file
+    is removed. ``before_replace`` runs between the two (a fault-injection point for tests)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save({"format": FORMAT, **payload}, handle)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with deferred_signals():
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                write(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, FILE_MODE)
+            if before_replace is not None:
+                before_replace()
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def save_checkpoint(path: str | os.PathLike, payload: dict,
+                    before_replace: Callable[[], None] | None = None) -> None:
+    """Write ``payload`` to ``path`` atomically (``atomic_write``)."""
+    atomic_write(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle), before_replace)
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:

@@ -19,40 +19,87 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def device_error(name: str) -> str | None:
+    """Why ``--device name`` cannot train here, or None."""
+    import torch
+
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError) as error:
+        return f"--device {name}: not a device ({error})"
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            why = "this torch is built without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible"
+            return f"--device {name}: CUDA is not available here ({why}); use --device cpu"
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            return f"--device {name}: there are {torch.cuda.device_count()} CUDA device(s)"
+    elif device.type == "mps":
+        if not torch.backends.mps.is_available():
+            return f"--device {name}: MPS is not available here; use --device cpu"
+    elif device.type != "cpu":
+        return f"--device {name}: expected cpu, cuda, cuda:N or mps"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--config", required=True, help="YAML config, e.g. configs/9x9.yaml")
+    parser.add_argument("--config", help="YAML config, e.g. configs/9x9.yaml (with --resume: optional, the run "
+                                         "keeps its own config; only checked against it)")
     parser.add_argument("--run-dir", help="run directory (default runs/<config name>)")
-    parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in --run-dir with its own config; --set changes keys other than "
+                             "seed, board.* and net.*")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a config value (repeatable), e.g. --set search.n_playout=200")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     parser.add_argument("--max-iterations", type=int, help="stop after this many iterations")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    if args.config is None and not args.resume:
+        parser.error("--config is required for a new run")
+    if args.config is None and args.run_dir is None:
+        parser.error("--resume without --config needs --run-dir")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Ctrl-C and a plain `kill` both stop the run cleanly after saving it (a shell starts background
-    # jobs with SIGINT ignored, so put Python's handler back).
+    # Ctrl-C and a plain `kill` both stop the run (a shell starts background jobs with SIGINT
+    # ignored, so put Python's handler back). Every completed iteration is already saved.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        config = load_config(args.config, args.set)
+        if args.resume:  # the run's own config, --set applied to it (in the pipeline)
+            config = load_config(args.config) if args.config is not None else None
+        else:
+            config = load_config(args.config, args.set)
     except (ConfigError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from gomoku.training.pipeline import TrainPipeline
+    if args.device is not None and (problem := device_error(args.device)):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    from gomoku.training.pipeline import TrainingDiverged, TrainPipeline
+    from gomoku.training.rundir import RunLockedError
+    from gomoku.training.selfplay import WorkerError
 
     run_dir = args.run_dir or str(ROOT / "runs" / Path(args.config).stem)
+    pipeline = None
     try:
         pipeline = TrainPipeline(config, run_dir, device=args.device, resume=args.resume,
-                                 progress=not args.no_progress)
+                                 progress=not args.no_progress, overrides=args.set if args.resume else None)
         pipeline.run(max_iterations=args.max_iterations)
     except KeyboardInterrupt:
-        print(f"\ninterrupted; the run is saved in {run_dir} (continue with --resume)", file=sys.stderr)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this message
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if pipeline is None:
+            print(f"\ninterrupted before training started; nothing new in {run_dir}", file=sys.stderr)
+        else:  # each completed iteration was committed (atomically) before this could be raised
+            print(f"\ninterrupted; the run is saved in {run_dir} at iteration {pipeline.committed_iteration} "
+                  f"(continue with --resume)", file=sys.stderr)
         return 130
-    except (FileExistsError, ValueError) as error:
+    except (FileExistsError, ValueError, RunLockedError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except (TrainingDiverged, WorkerError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(f"done: {pipeline.games_played} games, run directory {run_dir}")
     return 0
 

@@ -44,7 +44,8 @@ def test_smoke_run_then_resume(tmp_path):
     config = load_config("configs/smoke.yaml", ["train.game_batch_num=8"])
     pipeline = TrainPipeline(config, run, device="cpu", progress=False)
     pipeline.run()
-    assert (run / "config.yaml").exists() and (run / "checkpoint.pt").exists() and (run / "buffer.npz").exists()
+    assert (run / "config.yaml").exists() and (run / "checkpoint.pt").exists()
+    assert sorted(p.name for p in (run / "buffer").iterdir()) == ["000001.npz", "000002.npz"]
     assert (run / "current.pt").exists()  # evaluated at 8 games (check_freq 8)
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in records] == [1, 2]
@@ -57,24 +58,30 @@ def test_smoke_run_then_resume(tmp_path):
 
     with pytest.raises(FileExistsError):
         TrainPipeline(config, run, device="cpu", progress=False)
-    more = load_config("configs/smoke.yaml", ["train.game_batch_num=12"])
-    resumed = TrainPipeline(more, run, device="cpu", resume=True, progress=False)
+    resumed = TrainPipeline(config, run, device="cpu", resume=True, progress=False,
+                            overrides=["train.game_batch_num=12"])
     assert resumed.iteration == 2 and len(resumed.buffer) == len(pipeline.buffer)
+    for name in ("states", "probs", "outcomes", "next", "total"):  # the buffer the run had, slot for slot
+        np.testing.assert_array_equal(getattr(resumed.buffer, name), getattr(pipeline.buffer, name))
     assert resumed.lr_multiplier == pipeline.lr_multiplier
     for key, value in pipeline.net.state_dict().items():
         torch.testing.assert_close(resumed.net.state_dict()[key], value)
     resumed.run()
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in records] == [1, 2, 3]
-    assert records[-1]["games"] == 12
+    assert records[-1]["games"] >= 12  # self-play stops once at least the games asked for have finished
+    assert records[-1]["resumed"] == {"from_iteration": 2, "config_changes": {"train.game_batch_num": [8, 12]}}
+    assert torch.load(run / "checkpoint.pt", weights_only=True)["config"]["train"]["game_batch_num"] == 12
 
 
 def test_resume_rejects_another_net(tmp_path):
     config = load_config("configs/smoke.yaml", ["train.game_batch_num=4"])
     TrainPipeline(config, tmp_path, device="cpu", progress=False).run()
     other = load_config("configs/smoke.yaml", ["net.arch=resnet"])
-    with pytest.raises(ValueError, match="trained with net"):
+    with pytest.raises(ValueError, match="net.arch: the run was trained with 'conv3'"):
         TrainPipeline(other, tmp_path, device="cpu", resume=True, progress=False)
+    with pytest.raises(ValueError, match="board.n_in_row: the run was trained with 4, --set asks for 3"):
+        TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False, overrides=["board.n_in_row=3"])
 
 
 def test_ctrl_c_saves_the_run(tmp_path, monkeypatch):
@@ -144,12 +151,217 @@ def test_kill_saves_and_resumes(tmp_path):
                                 "--run-dir", str(run), "--no-progress", "--set", "train.game_batch_num=100000"],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not (run / "checkpoint.pt").exists() and time.monotonic() < deadline:
+    while not (run / "metrics.jsonl").exists() and time.monotonic() < deadline:  # an iteration is done
         time.sleep(0.2)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert "--resume" in err
     saved = torch.load(run / "checkpoint.pt", weights_only=True)
     lines = (run / "metrics.jsonl").read_text().splitlines()
     assert saved["iteration"] == len(lines) >= 1
+    assert f"the run is saved in {run} at iteration {saved['iteration']} (continue with --resume)" in err
+    assert not [p for p in run.rglob("*") if p.name.endswith(".tmp")]
+
+
+# ---------------------------------------------------------------------------- a run loses nothing
+def _records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def _snapshot(run: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()
+            and p.name != "train.lock"}
+
+
+def test_one_writer_per_run_dir(tmp_path):
+    import os
+
+    from gomoku.training.rundir import RunLockedError
+
+    config = load_config("configs/smoke.yaml", ["train.game_batch_num=4"])
+    first = TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    with pytest.raises(RunLockedError, match=f"in use by another trainer \\(pid {os.getpid()}\\)"):
+        TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False)
+    with pytest.raises(RunLockedError):  # a new run there waits for nothing either
+        TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    first.run()  # releases the directory when it ends
+    TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False).close()
+
+
+def test_resume_continues_the_run_with_its_own_config(tmp_path, caplog):
+    run = tmp_path / "run"
+    TrainPipeline(load_config("configs/smoke.yaml", ["search.n_playout=8", "train.game_batch_num=4"]), run,
+                  device="cpu", progress=False).run()
+    before = _snapshot(run)
+    # A plain resume with the file (no --set): the run's n_playout, not the file's; nothing changes on disk.
+    plain = TrainPipeline(load_config("configs/smoke.yaml"), run, device="cpu", resume=True, progress=False)
+    assert plain.config.search.n_playout == 8 and plain.config.train.game_batch_num == 4
+    assert "search.n_playout (run 8, given 16)" in caplog.text
+    plain.run(max_iterations=0)
+    assert _snapshot(run) == before
+    # A safe change applies, is logged and recorded in the next metrics record; a fixed key is refused.
+    changed = TrainPipeline(None, run, device="cpu", resume=True, progress=False,
+                            overrides=["train.lr=1e-3", "train.game_batch_num=8", "search.n_playout=8"])
+    assert changed.config.train.lr == 1e-3 and "train.lr 0.002 -> 0.001" in caplog.text
+    changed.run(max_iterations=0)
+    assert _snapshot(run) == before  # not a side effect: only a completed iteration records it
+    changed = TrainPipeline(None, run, device="cpu", resume=True, progress=False,
+                            overrides=["train.lr=1e-3", "train.game_batch_num=8"])
+    changed.run(max_iterations=1)
+    assert _records(run)[-1]["resumed"] == {"from_iteration": 1, "config_changes": {
+        "train.lr": [0.002, 0.001], "train.game_batch_num": [4, 8]}}
+    assert load_config(run / "config.yaml").train.lr == 1e-3
+    for fixed in ("seed=1", "board.n_in_row=3", "net.arch=resnet"):
+        with pytest.raises(ValueError, match=f"{fixed.split('=')[0]}: .*cannot change on resume"):
+            TrainPipeline(None, run, device="cpu", resume=True, progress=False, overrides=[fixed])
+    with pytest.raises(ValueError, match="train.lr: expected a finite number"):
+        TrainPipeline(None, run, device="cpu", resume=True, progress=False, overrides=["train.lr=.inf"])
+
+
+def test_a_smaller_buffer_keeps_the_newest_positions_only_when_asked(tmp_path):
+    config = load_config("configs/smoke.yaml", ["train.game_batch_num=8", "eval.check_freq=1000"])
+    full = TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    full.run()
+    order = (full.buffer.next - np.arange(1, len(full.buffer) + 1)) % full.buffer.capacity  # newest first
+    newest = full.buffer.states[order[:100]]
+    shards = sorted(p.name for p in (tmp_path / "buffer").iterdir())
+    small = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False,
+                          overrides=["train.buffer_size=100", "train.batch_size=64"])
+    order = (small.buffer.next - np.arange(1, 101)) % 100
+    np.testing.assert_array_equal(small.buffer.states[order], newest)
+    small.run(max_iterations=0)  # no iteration, no change: every shard is still there
+    assert sorted(p.name for p in (tmp_path / "buffer").iterdir()) == shards
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=True)["config"]["train"]["buffer_size"] == 2000
+    # The same resume, one iteration on: the run now has the smaller buffer, the old shards go.
+    small = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False,
+                          overrides=["train.buffer_size=100", "train.game_batch_num=12"])
+    small.run(max_iterations=1)
+    assert sorted(p.name for p in (tmp_path / "buffer").iterdir()) == ["000003.npz"]
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=True)["config"]["train"]["buffer_size"] == 100
+
+
+def test_non_finite_training_stops_at_the_last_good_checkpoint(tmp_path, monkeypatch):
+    from gomoku.training.pipeline import TrainingDiverged
+
+    config = load_config("configs/smoke.yaml")
+    pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    real = pipeline.train
+
+    def diverging(n_updates):
+        stats = real(n_updates)
+        if pipeline.iteration == 2:
+            with torch.no_grad():
+                next(pipeline.net.parameters()).fill_(float("nan"))
+        return stats
+
+    monkeypatch.setattr(pipeline, "train", diverging)
+    with pytest.raises(TrainingDiverged, match="iteration 2: a weight of the net is not finite.*stays at iteration 1"):
+        pipeline.run()
+    saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert saved["iteration"] == 1 and all(torch.isfinite(v).all() for v in saved["model"].values())
+    assert [r["iteration"] for r in _records(tmp_path)] == [1]
+    assert [p.name for p in (tmp_path / "buffer").iterdir()] == ["000001.npz"]
+    TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False).close()  # lock released
+
+
+def test_a_dead_worker_is_restarted_and_its_task_played_again():
+    import os
+    import signal
+
+    from gomoku.training.selfplay import WorkerPool
+    from nets import NetConfig, build_net
+
+    config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "selfplay.backend=torch",
+                                                "selfplay.device=cpu", "search.n_playout=8"])
+    weights = build_net(NetConfig(6, 6)).state_dict()
+    pool = WorkerPool(2, config.to_dict())
+    progress = []
+    killed = []
+
+    def on_progress(n):
+        progress.append(n)
+        if not killed:  # the first game reported: kill worker 1 in the middle of its task
+            killed.append(pool.processes[1].pid)
+            os.kill(killed[0], signal.SIGKILL)
+
+    try:
+        answers = pool.run([("selfplay", weights, 6, 1), ("selfplay", weights, 6, 2)], on_progress=on_progress)
+        assert pool.restarts == 1 and pool.processes[1].pid != killed[0]
+        for games, moves in answers:
+            assert len(games) >= 6 and moves >= sum(len(g.moves) for g in games)
+        assert sum(progress) == sum(len(games) for games, _ in answers)  # the killed attempt's games are not counted
+        again = pool.run([("selfplay", weights, 1, 3), ("selfplay", weights, 1, 4)])  # the new worker serves on
+        assert all(len(games) >= 1 for games, _ in again)
+    finally:
+        pool.close()
+
+
+def _train_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_train_script_errors_are_one_line(tmp_path, capsys):
+    import os
+    import signal
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    main = _train_script().main
+    base = ["--config", "configs/smoke.yaml", "--no-progress", "--run-dir"]
+
+    def error(argv: list[str], code: int = 2) -> str:
+        assert main(argv) == code
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), lines
+        return lines[0]
+
+    try:
+        run = tmp_path / "run"
+        assert main(base + [str(run), "--set", "train.game_batch_num=4"]) == 0
+        holder = TrainPipeline(None, run, device="cpu", resume=True, progress=False)
+        assert f"pid {os.getpid()}" in error(base + [str(run), "--resume"])
+        holder.close()
+        assert "train.lr: expected a finite number" in error(base + [str(run), "--set", "train.lr=.inf"])
+        assert "board.n_in_row" in error(base + [str(run), "--resume", "--set", "board.n_in_row=3"])
+        assert "already holds a run" in error(base + [str(run)])
+        if not torch.cuda.is_available():
+            assert "CUDA is not available" in error(base + [str(run), "--resume", "--device", "cuda"])
+        shard = next((run / "buffer").iterdir())
+        shard.write_bytes(shard.read_bytes()[:100])  # a truncated file
+        assert f"{shard} is not a readable replay-buffer shard" in error(base + [str(run), "--resume"])
+        assert "no checkpoint" in error(["--run-dir", str(tmp_path / "none"), "--resume"])
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+
+
+def test_a_run_from_before_the_shards_resumes_with_its_buffer(tmp_path):
+    """Old runs kept the buffer in one buffer.npz (a ring and its next slot) and no sample count."""
+    import shutil
+
+    config = load_config("configs/smoke.yaml", ["train.game_batch_num=8", "eval.check_freq=1000",
+                                                "train.buffer_size=300"])
+    old = TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    old.run()
+    ring = old.buffer
+    assert ring.size == ring.capacity and ring.next != 0  # a full ring that has wrapped
+    np.savez(tmp_path / "buffer.npz", states=ring.states, probs=ring.probs, outcomes=ring.outcomes, next=ring.next)
+    shutil.rmtree(tmp_path / "buffer")
+    payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    del payload["buffer_total"]
+    torch.save(payload, tmp_path / "checkpoint.pt")
+
+    def newest_first(buffer):
+        return buffer.states[(buffer.next - np.arange(1, buffer.size + 1)) % buffer.capacity]
+
+    resumed = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False,
+                            overrides=["train.game_batch_num=12"])
+    np.testing.assert_array_equal(newest_first(resumed.buffer), newest_first(ring))
+    assert not (tmp_path / "buffer.npz").exists()
+    assert [p.name for p in (tmp_path / "buffer").iterdir()] == ["000002.npz"]
+    resumed.run(max_iterations=1)
+    assert [r["iteration"] for r in _records(tmp_path)] == [1, 2, 3]

@@ -1,9 +1,17 @@
 """The training run: self-play -> 8-fold augmentation -> replay buffer -> KL-adaptive updates ->
 periodic evaluation against an escalating pure MCTS -> checkpoints.
 
-A run directory holds ``config.yaml`` (the resolved config), ``metrics.jsonl`` (one record per
-iteration), ``checkpoint.pt`` (everything needed to resume), ``buffer.npz`` (the replay buffer),
-and the model files ``current.pt`` and ``best.pt`` written at each evaluation.
+A run directory (one trainer at a time: ``train.lock``) holds ``checkpoint.pt``, the run after
+its last completed iteration N and the one source of truth (weights, optimiser, counters, ladder,
+RNG states, the run's config, the replay buffer's sample count); ``metrics.jsonl``, one record per
+completed iteration 1..N; ``buffer/NNNNNN.npz``, the samples each iteration added to the replay
+buffer (the newest shards that the buffer holds); ``config.yaml``, a readable copy of the run's
+config; and the model files ``current.pt`` and ``best.pt`` written at each evaluation.
+
+An iteration is committed in this order: shard, metrics line, checkpoint (all atomic or flushed,
+with SIGINT/SIGTERM held off until done). A resume trusts the checkpoint and drops any shard or
+metrics record past its iteration, so a kill at any instant loses at most the iteration in
+flight, which is played again; see ``_commit`` and ``_load``.
 """
 
 from __future__ import annotations
@@ -18,24 +26,32 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import yaml
 from tqdm import tqdm
 
-from gomoku.training.buffer import ReplayBuffer
-from gomoku.training.config import Config, save_config
+from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
+from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
+                                    resume_config)
+from gomoku.training.rundir import RunLock, append_line, fault_point, remove_stale_temps, repair_metrics
 from gomoku.training.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games, resolve_inference
 from gomoku.training.symmetry import augment, move_permutations
-from nets import (NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update, load_checkpoint,
-                  save_checkpoint, save_model)
+from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update,
+                  load_checkpoint, save_checkpoint, save_model)
+from nets.checkpoint import atomic_write, deferred_signals
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT = "checkpoint.pt"
-BUFFER = "buffer.npz"
+BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardStore)
+LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 METRICS = "metrics.jsonl"
 CONFIG = "config.yaml"
 CURRENT_MODEL = "current.pt"
 BEST_MODEL = "best.pt"
-BUFFER_SAVE_EVERY = 5  # iterations between buffer saves (the checkpoint is saved every iteration)
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss or the weights stopped being finite; the run stays at its last good iteration."""
 
 
 @dataclass
@@ -52,12 +68,51 @@ def resolve_workers(requested: int) -> int:
 
 
 class TrainPipeline:
-    def __init__(self, config: Config, run_dir: str | Path, device: str | None = None,
-                 resume: bool = False, progress: bool = True):
-        self.config = config
+    def __init__(self, config: Config | None, run_dir: str | Path, device: str | None = None,
+                 resume: bool = False, progress: bool = True, overrides: list[str] | None = None):
+        """A new run in ``run_dir`` with ``config``; or, with ``resume``, the run there, continued
+        with its own config (the checkpoint's): ``overrides`` (``section.key=value``) change keys
+        that a resumed run may change (not ``config.RESUME_FIXED``); a ``config`` given on resume
+        must agree with the run's on those fixed keys, and its other differences are ignored.
+
+        Holds the run directory's lock from here until ``run`` ends (or ``close``)."""
         self.run_dir = Path(run_dir)
         self.progress = progress
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if resume and not (self.run_dir / CHECKPOINT).is_file():
+            raise CheckpointError(f"no checkpoint at {self.run_dir / CHECKPOINT}: there is no run to resume")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = RunLock(self.run_dir)
+        self._lock.acquire()
+        self.shards = ShardStore(self.run_dir / BUFFER_DIR)
+        self._resume_note: dict | None = None  # recorded in the first metrics record after a resume
+        self._config_on_disk: dict | None = None  # what config.yaml holds
+        try:
+            remove_stale_temps(self.run_dir, self.shards.folder)
+            payload = load_checkpoint(self.run_dir / CHECKPOINT, map_location=self.device) if resume else None
+            if payload is not None:
+                config = self._resume_config(payload, config, overrides or [])
+            elif config is None:
+                raise ValueError("a new run needs a config")
+            else:
+                self._check_empty()
+            self._setup(config)
+            if payload is not None:
+                self._load(payload)
+            else:
+                with deferred_signals():  # iteration 0: a run that can be resumed from the start
+                    self.save()
+                    self._write_config()
+        except BaseException:
+            self._lock.release()
+            raise
+        self._pool: WorkerPool | None = None
+        self._serve_net: torch.nn.Module | None = None  # the inference server's net (selfplay.inference)
+        self._runner: SelfPlayRunner | None = None
+        self.moves_played = 0  # self-play moves made in this session, unfinished games included
+
+    def _setup(self, config: Config) -> None:
+        self.config = config
         if config.train.torch_threads:
             torch.set_num_threads(config.train.torch_threads)
         b = config.board
@@ -73,17 +128,45 @@ class TrainPipeline:
         self.wall_time = 0.0
         self.lr_multiplier = 1.0
         self.ladder = LadderState(config.eval.pure_playouts)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        if resume:
-            self._load()
-        elif (self.run_dir / CHECKPOINT).exists():
+        self.committed_iteration = 0  # the iteration checkpoint.pt holds
+        self._stopped_mid_iteration = False
+
+    def _check_empty(self) -> None:
+        if (self.run_dir / CHECKPOINT).exists():
             raise FileExistsError(f"{self.run_dir} already holds a run; pass --resume to continue it "
                                   f"or choose another --run-dir")
-        save_config(config, self.run_dir / CONFIG)
-        self._pool: WorkerPool | None = None
-        self._serve_net: torch.nn.Module | None = None  # the inference server's net (selfplay.inference)
-        self._runner: SelfPlayRunner | None = None
-        self.moves_played = 0  # self-play moves made in this session, unfinished games included
+        leftovers = [name for name in (METRICS, LEGACY_BUFFER) if (self.run_dir / name).exists()]
+        leftovers += [f"{BUFFER_DIR}/{self.shards.path(i).name}" for i in self.shards.iterations()]
+        if leftovers:
+            raise FileExistsError(f"{self.run_dir} holds files of a run but no {CHECKPOINT} "
+                                  f"({', '.join(leftovers[:3])}); choose another --run-dir")
+
+    def _resume_config(self, payload: dict, requested: Config | None, overrides: list[str]) -> Config:
+        """The run's config (stored in its checkpoint) with the resume-safe ``overrides`` applied."""
+        if isinstance(payload.get("config"), dict):
+            stored = config_from_dict(payload["config"])
+        elif (self.run_dir / CONFIG).exists():  # checkpoints from before the config was stored in them
+            stored = load_config(self.run_dir / CONFIG)
+        elif requested is not None:
+            stored = requested
+        else:
+            raise ValueError(f"{self.run_dir / CHECKPOINT} holds no config and there is no {CONFIG}: "
+                             f"pass the run's config")
+        if requested is not None:
+            ignored = config_changes(stored, requested)
+            check_resume_changes(ignored, "the config given")
+            if ignored:
+                log.warning("the config given differs from the run's in %s: the run's values are kept "
+                            "(change a key on resume with --set section.key=value)",
+                            ", ".join(f"{k} (run {a!r}, given {b!r})" for k, (a, b) in ignored.items()))
+        self._stored_config = stored
+        config, changes = resume_config(stored, overrides)
+        if changes:
+            log.warning("resuming with changes: %s",
+                        ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changes.items()))
+        self._resume_note = {"from_iteration": int(payload["iteration"]),
+                             "config_changes": {k: [a, b] for k, (a, b) in changes.items()}}
+        return config
 
     # ------------------------------------------------------------------ state
     def _payload(self) -> dict:
@@ -101,22 +184,31 @@ class TrainPipeline:
             "rng": self.rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(),
             "config": self.config.to_dict(),
+            "buffer_total": int(self.buffer.total),  # samples the run added to the buffer (shard starts)
         }
 
-    def save(self, with_buffer: bool = True) -> None:
-        save_checkpoint(self.run_dir / CHECKPOINT, self._payload())
-        if with_buffer:
-            self.buffer.save(self.run_dir / BUFFER)
+    def save(self) -> None:
+        """Write the checkpoint of the state in memory (atomically): the commit point of an iteration."""
+        save_checkpoint(self.run_dir / CHECKPOINT, self._payload(), before_replace=lambda: fault_point("checkpoint.tmp"))
+        self.committed_iteration = self.iteration
+        fault_point("checkpoint")
 
-    def _load(self) -> None:
+    def _write_config(self, config: Config | None = None) -> None:
+        """config.yaml, a readable copy of the run's config, when it differs from the file's."""
+        data = (config or self.config).to_dict()
+        if data != self._config_on_disk:
+            text = yaml.safe_dump(data, sort_keys=False).encode()
+            atomic_write(self.run_dir / CONFIG, lambda handle: handle.write(text))
+            self._config_on_disk = data
+
+    def _load(self, payload: dict) -> None:
         path = self.run_dir / CHECKPOINT
-        payload = load_checkpoint(path, map_location=self.device)
         if payload["net_config"] != self.net_config.to_dict():
             raise ValueError(f"{path} was trained with net {payload['net_config']}, the config asks for "
                              f"{self.net_config.to_dict()}")
         self.net.load_state_dict(payload["model"])
         self.trainer.optimizer.load_state_dict(payload["optimizer"])
-        self.iteration = payload["iteration"]
+        self.iteration = self.committed_iteration = payload["iteration"]
         self.games_played = payload["games_played"]
         self.positions = payload["positions"]
         self.wall_time = payload["wall_time"]
@@ -124,10 +216,35 @@ class TrainPipeline:
         self.ladder = LadderState(**payload["ladder"])
         self.rng.bit_generator.state = payload["rng"]
         torch.set_rng_state(payload["torch_rng"])
-        if (self.run_dir / BUFFER).exists():
-            self.buffer.load(self.run_dir / BUFFER)
+        # What a kill left past the checkpoint belongs to an iteration that is played again.
+        later = [i for i in self.shards.iterations() if i > self.iteration]
+        if later:
+            log.warning("dropping replay-buffer shard(s) of iteration(s) %s, past the checkpoint's iteration %d",
+                        ", ".join(map(str, later)), self.iteration)
+            self.shards.remove(later)
+        repair_metrics(self.run_dir / METRICS, self.iteration)
+        self._load_buffer(payload.get("buffer_total"))
+        if (self.run_dir / CONFIG).exists():
+            try:
+                self._config_on_disk = yaml.safe_load((self.run_dir / CONFIG).read_text())
+            except (yaml.YAMLError, UnicodeDecodeError):
+                self._config_on_disk = None
+        self._write_config(self._stored_config)  # the run's config as committed (repairs a missing or stale copy)
         log.info("resumed %s at iteration %d (%d games, buffer %d)", self.run_dir, self.iteration,
                  self.games_played, len(self.buffer))
+
+    def _load_buffer(self, total: int | None) -> None:
+        """Rebuild the replay buffer from the newest shards up to the checkpoint's iteration."""
+        legacy = self.run_dir / LEGACY_BUFFER
+        if legacy.exists() and not self.shards.iterations():  # a run from before the shards: convert it
+            shard = read_legacy_buffer(legacy, self.buffer.states.shape[1:])
+            self.shards.write(self.iteration, 0, shard.states, shard.probs, shard.outcomes)
+            log.info("converted %s into %s/%s", legacy, BUFFER_DIR, self.shards.path(self.iteration).name)
+        legacy.unlink(missing_ok=True)
+        chosen = [self.shards.read(i) for i in self.shards.newest(self.iteration, self.buffer.capacity)]
+        if total is None:  # no count in the checkpoint: the shards are all there is
+            total = chosen[-1].end if chosen else 0
+        self.buffer.restore(chosen, total)
 
     def _weights(self) -> dict:
         return {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
@@ -269,24 +386,70 @@ class TrainPipeline:
 
     # ------------------------------------------------------------------ the loop
     def run(self, max_iterations: int | None = None) -> None:
+        """Play iterations until ``train.game_batch_num`` games (or ``max_iterations``), committing
+        each to the run directory. On any exception (Ctrl-C included) the run stays at its last
+        committed iteration, ``committed_iteration``; the unfinished one is played again on resume
+        (with a new pipeline: this one refuses to run again). Releases the lock at the end."""
+        if self._stopped_mid_iteration:
+            raise RuntimeError("this pipeline stopped in the middle of an iteration; resume the run with a "
+                               "new TrainPipeline(..., resume=True)")
+        self._lock.acquire()
         c = self.config
-        self._start_workers()
-        self._completed = self.iteration
         done = 0
         try:
+            self._start_workers()
             while self.games_played < c.train.game_batch_num and (max_iterations is None or done < max_iterations):
                 self._iteration()
                 done += 1
-            self.save()
-        except KeyboardInterrupt:
-            log.warning("interrupted: saving %s", self.run_dir / CHECKPOINT)
-            self.iteration = self._completed  # the unfinished iteration is played again on resume
-            self.save()
+        except BaseException:
+            if self.iteration != self.committed_iteration:
+                self._stopped_mid_iteration = True
+                log.warning("stopped in iteration %d: the run stays at iteration %d (%s); the unfinished "
+                            "iteration is played again on resume", self.iteration, self.committed_iteration,
+                            self.run_dir / CHECKPOINT)
             raise
         finally:
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
+            self.close()
+
+    def close(self) -> None:
+        """Release the run directory to other trainers."""
+        self._lock.release()
+
+    def _check_finite(self, stats: dict) -> None:
+        bad = [key for key in ("loss", "policy_loss", "value_loss") if not math.isfinite(stats.get(key, 0.0))]
+        if not bad and all(bool(torch.isfinite(p).all()) for p in self.net.parameters()):
+            return
+        what = f"the {bad[0]} ({stats[bad[0]]})" if bad else "a weight of the net"
+        raise TrainingDiverged(
+            f"iteration {self.iteration}: {what} is not finite after training (train.lr {self.config.train.lr:g}, "
+            f"lr multiplier {self.lr_multiplier:.3g}); stopped: the run stays at iteration "
+            f"{self.committed_iteration}, its last good checkpoint (resume with a lower learning rate: "
+            f"--resume --set train.lr=...)")
+
+    def _commit(self, record: dict, start: int, samples: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Make the iteration durable, in an order that leaves the run resumable after a kill at
+        any instant: its replay-buffer shard, its metrics line, then the checkpoint (the commit
+        point: a resume drops shards and records past the checkpoint's iteration), then the
+        clean-up (config.yaml, shards the buffer no longer holds). Signals wait until it is done."""
+        record["buffer_added"] = len(samples[2])
+        if self._resume_note is not None:
+            record["resumed"] = self._resume_note
+        with deferred_signals():
+            fault_point("commit")
+            if len(samples[2]):
+                self.shards.write(self.iteration, start, *samples, before_replace=lambda: fault_point("shard.tmp"))
+                fault_point("shard")
+            append_line(self.run_dir / METRICS, json.dumps(record))
+            self.save()
+            self._resume_note = None
+            self._write_config()
+            obsolete = self.shards.obsolete(self.buffer.total, self.buffer.capacity)
+            for iteration in obsolete:
+                self.shards.remove([iteration])
+                fault_point("prune")
 
     def _iteration(self) -> None:
         c = self.config
@@ -295,12 +458,15 @@ class TrainPipeline:
         want = min(c.selfplay.games_per_iteration, c.train.game_batch_num - self.games_played)
         moves_before = self.moves_played
         games = self.self_play(want)
+        fault_point("selfplay")
         selfplay_s = time.perf_counter() - start
         moves = self.moves_played - moves_before
         states = np.concatenate([g.states for g in games])
         probs = np.concatenate([g.probs for g in games])
         outcomes = np.concatenate([g.outcomes for g in games])
-        self.buffer.add(*augment(states, probs, outcomes))
+        samples = augment(states, probs, outcomes)
+        buffer_start = self.buffer.total
+        self.buffer.add(*samples)
         before = self.games_played
         self.games_played += len(games)
         self.positions += len(states)
@@ -308,6 +474,8 @@ class TrainPipeline:
         train_start = time.perf_counter()
         train_stats = self.train(n_updates)
         train_s = time.perf_counter() - train_start
+        self._check_finite(train_stats)
+        fault_point("train")
         record = {"iteration": self.iteration, "games": self.games_played, "positions": self.positions,
                   "buffer": len(self.buffer), "lr_multiplier": self.lr_multiplier,
                   "mean_game_length": float(np.mean([len(g.moves) for g in games])),
@@ -322,10 +490,7 @@ class TrainPipeline:
             record["eval_s"] = time.perf_counter() - eval_start
         self.wall_time += time.perf_counter() - start
         record["wall_time"] = self.wall_time
-        with open(self.run_dir / METRICS, "a") as handle:
-            handle.write(json.dumps(record) + "\n")
-        self._completed = self.iteration
-        self.save(with_buffer="eval" in record or self.iteration % BUFFER_SAVE_EVERY == 0)
+        self._commit(record, buffer_start, samples)
         log.info("iter %d: %d games, %.1f positions/s in self-play, loss %.3f, entropy %.3f", self.iteration,
                  self.games_played, record["selfplay_positions_per_s"], train_stats.get("loss", float("nan")),
                  train_stats.get("entropy", float("nan")))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-import queue
 import signal
 from dataclasses import dataclass
 from typing import Callable
@@ -240,58 +239,138 @@ def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], oppon
     return out
 
 
+class WorkerError(RuntimeError):
+    """A self-play worker failed, or kept dying."""
+
+
+class _ResultSender:
+    """A worker's end of its own result pipe, with the ``put`` of a queue: a message is written
+    by the worker itself (no feeder thread), so what the pool reads is whole and a worker that
+    dies can corrupt no one else's results."""
+
+    def __init__(self, connection):
+        self.connection = connection
+
+    def put(self, message: tuple) -> None:
+        self.connection.send(message)
+
+
 class WorkerPool:
-    """``n`` self-play processes fed through one task queue each and one shared result queue.
+    """``n`` self-play processes, each fed through its own task queue and answering on its own pipe.
 
     With ``server_evaluator`` (a ``nets.NetEvaluator``), the workers' self-play leaves are
     evaluated by an ``InferenceServer`` thread in this process with it; self-play tasks then carry
     no weights (``None``): the caller keeps that evaluator's net up to date instead.
+
+    A worker that dies (killed, out of memory) is started again and given its task again: the
+    games of an unanswered task count only once its answer comes, so they are played again, not
+    lost or counted twice (its unfinished games are dropped). More than ``MAX_RESTARTS`` deaths
+    on one task raise ``WorkerError``, as does a task that fails with an exception.
     """
 
+    MAX_RESTARTS = 3  # deaths of the worker of one task before run() gives up
+    POLL_S = 5.0  # how often run() looks at the inference server while no worker says anything
+
     def __init__(self, n: int, config_dict: dict, server_evaluator=None):
-        ctx = mp.get_context("spawn")
-        self.results = ctx.Queue()
-        self.tasks = [ctx.Queue() for _ in range(n)]
+        self._ctx = mp.get_context("spawn")
+        self._config = config_dict
         self.server = None
-        remote = [None] * n
         if server_evaluator is not None:
             from gomoku.training.inference import InferenceServer
 
-            requests, answers = ctx.Queue(), [ctx.Queue() for _ in range(n)]
-            self.server = InferenceServer(server_evaluator, requests, answers)
-            remote = [(requests, answers[i]) for i in range(n)]
-        self.processes = [ctx.Process(target=_worker_main, daemon=True,
-                                      args=(i, config_dict, self.tasks[i], self.results, remote[i]))
-                          for i in range(n)]
-        for process in self.processes:
-            process.start()
+            self.server = InferenceServer(server_evaluator, self._ctx.Queue(), [self._ctx.Queue() for _ in range(n)])
+        self.processes: list = [None] * n
+        self.tasks: list = [None] * n
+        self._results: list = [None] * n
+        self._next_id = n  # a restarted worker gets a new id: the server's late answers to the dead one go nowhere
+        self.restarts = 0
+        for slot in range(n):
+            self._start(slot, slot)
+
+    def _start(self, slot: int, worker_id: int) -> None:
+        remote = None
+        if self.server is not None:
+            while len(self.server.answers) <= worker_id:
+                self.server.answers.append(self._ctx.Queue())
+            remote = (self.server.requests, self.server.answers[worker_id])
+        tasks = self._ctx.Queue()
+        reader, writer = self._ctx.Pipe(duplex=False)
+        process = self._ctx.Process(target=_worker_main, daemon=True,
+                                    args=(worker_id, self._config, tasks, _ResultSender(writer), remote))
+        process.start()
+        writer.close()  # the worker holds the only writer: its death reads as end-of-file here
+        self.processes[slot], self.tasks[slot], self._results[slot] = process, tasks, reader
+
+    def _restart(self, slot: int) -> None:
+        old = self.processes[slot]
+        log.warning("self-play worker %d (pid %s) died (exit code %s); starting it again", slot, old.pid,
+                    old.exitcode)
+        old.join(timeout=1.0)
+        self._results[slot].close()
+        self.restarts += 1
+        self._start(slot, self._next_id)
+        self._next_id += 1
 
     def __len__(self) -> int:
         return len(self.processes)
 
     def run(self, tasks: list[tuple], on_progress: Callable[[int], None] | None = None) -> list:
         """Send task i to worker i; return the workers' answers in worker order."""
-        for i, task in enumerate(tasks):
-            self.tasks[i].put(task)
+        from multiprocessing.connection import wait
+
+        for slot, process in enumerate(self.processes):  # died while idle
+            if not process.is_alive():
+                self._restart(slot)
+        for slot, task in enumerate(tasks):
+            self.tasks[slot].put(task)
         answers: dict[int, object] = {}
+        progress = [0] * len(tasks)  # games reported by the task's current attempt
+        deaths = [0] * len(tasks)
         while len(answers) < len(tasks):
-            try:
-                kind, worker, payload = self.results.get(timeout=5.0)
-            except queue.Empty:
-                dead = [i for i, p in enumerate(self.processes) if not p.is_alive()]
-                if dead:
-                    raise RuntimeError(f"self-play worker(s) {dead} died")
-                if self.server is not None and self.server.error is not None:
-                    raise RuntimeError(f"the inference server failed: {self.server.error!r}")
-                continue
-            if kind == "progress":
-                if on_progress is not None:
-                    on_progress(payload)
-            elif kind == "error":
-                raise RuntimeError(f"self-play worker {worker} failed: {payload}")
-            else:
-                answers[worker] = payload
-        return [answers[i] for i in range(len(tasks))]
+            waiting = [slot for slot in range(len(tasks)) if slot not in answers]
+            readers = {self._results[slot]: slot for slot in waiting}
+            sentinels = {self.processes[slot].sentinel: slot for slot in waiting}
+            ready = wait([*readers, *sentinels], timeout=self.POLL_S)
+            if self.server is not None and self.server.error is not None:
+                raise WorkerError(f"the inference server failed: {self.server.error!r}")
+            for handle in ready:  # messages first: a worker may answer, then die
+                if handle in readers:
+                    self._receive(readers[handle], answers, progress, on_progress)
+            for handle in ready:
+                slot = sentinels.get(handle)
+                if slot is None or slot in answers:
+                    continue
+                self._receive(slot, answers, progress, on_progress)  # what it sent before dying
+                if slot in answers:
+                    continue
+                deaths[slot] += 1
+                if deaths[slot] > self.MAX_RESTARTS:
+                    raise WorkerError(f"self-play worker {slot} died {deaths[slot]} times on one task "
+                                      f"(last exit code {self.processes[slot].exitcode})")
+                if progress[slot] and on_progress is not None:
+                    on_progress(-progress[slot])  # its games are played again
+                progress[slot] = 0
+                self._restart(slot)
+                self.tasks[slot].put(tasks[slot])
+        return [answers[slot] for slot in range(len(tasks))]
+
+    def _receive(self, slot: int, answers: dict, progress: list[int],
+                 on_progress: Callable[[int], None] | None) -> None:
+        """Read every whole message waiting on ``slot``'s pipe."""
+        reader = self._results[slot]
+        try:
+            while slot not in answers and reader.poll():
+                kind, _, payload = reader.recv()
+                if kind == "progress":
+                    progress[slot] += payload
+                    if on_progress is not None:
+                        on_progress(payload)
+                elif kind == "error":
+                    raise WorkerError(f"self-play worker {slot} failed: {payload}")
+                else:
+                    answers[slot] = payload
+        except (EOFError, OSError):  # the worker is gone: its sentinel says so
+            pass
 
     def close(self) -> None:
         for q in self.tasks:
@@ -303,5 +382,7 @@ class WorkerPool:
             process.join(timeout=2.0)
             if process.is_alive():
                 process.terminate()
+        for reader in self._results:
+            reader.close()
         if self.server is not None:
             self.server.close()

@@ -1,0 +1,160 @@
+"""The mechanics of a run directory: one writer at a time, crash-safe files, fault injection.
+
+- ``RunLock``: an OS file lock (``train.lock``) held by the trainer for the life of a run; a
+  second trainer gets ``RunLockedError`` naming the holder's PID. The OS drops the lock when its
+  process dies, however it dies.
+- ``remove_stale_temps``: the temp files of saves cut short by a kill (only with the lock held).
+- ``append_line`` / ``repair_metrics``: the metrics file is appended one flushed line per
+  iteration; on resume the lines past the checkpoint's iteration (and a torn last line) are dropped.
+- ``fault_point(name)``: called at the named points of a save. Tests monkeypatch it, or set
+  ``GOMOKU_FAULT=name`` (or ``name@k``: at its k-th hit in the process) to have the process
+  SIGKILL itself there, as a power cut or ``kill -9`` would.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+from pathlib import Path
+
+from nets.checkpoint import TMP_SUFFIX, atomic_write
+
+log = logging.getLogger(__name__)
+
+LOCK_FILE = "train.lock"
+FAULT_ENV = "GOMOKU_FAULT"
+_fault_hits: dict[str, int] = {}
+
+
+def fault_point(name: str) -> None:
+    """A named instant of a save; kills this process there when ``GOMOKU_FAULT`` asks for it."""
+    wanted = os.environ.get(FAULT_ENV)
+    if not wanted:
+        return
+    point, _, count = wanted.partition("@")
+    if point != name:
+        return
+    _fault_hits[name] = _fault_hits.get(name, 0) + 1
+    if _fault_hits[name] == int(count or 1):
+        os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+class RunLockedError(RuntimeError):
+    """Another trainer holds the run directory."""
+
+    def __init__(self, run_dir: Path, pid: int | None):
+        self.pid = pid
+        holder = f"pid {pid}" if pid is not None else "a process whose pid it did not record"
+        super().__init__(f"{run_dir} is in use by another trainer ({holder}); stop it, or train in "
+                         f"another --run-dir")
+
+
+class RunLock:
+    """An exclusive, non-blocking lock on ``run_dir/train.lock``, which holds the owner's PID."""
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / LOCK_FILE
+        self._handle = None
+
+    @property
+    def held(self) -> bool:
+        return self._handle is not None
+
+    def acquire(self) -> None:
+        if self._handle is not None:
+            return
+        handle = open(self.path, "a+")  # not "w": the holder's PID must survive our attempt
+        try:
+            _lock(handle)
+        except OSError:
+            handle.seek(0)
+            text = handle.read().strip()
+            handle.close()
+            raise RunLockedError(self.run_dir, int(text) if text.isdigit() else None) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            handle.close()  # closing the file drops the lock
+
+
+try:
+    import fcntl
+
+    def _lock(handle) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+except ImportError:  # Windows
+    import msvcrt
+
+    _WINDOWS_LOCK_OFFSET = 1 << 20  # lock a byte past the PID, so that others can still read it
+
+    def _lock(handle) -> None:
+        handle.seek(_WINDOWS_LOCK_OFFSET)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+
+
+def remove_stale_temps(*folders: Path) -> list[Path]:
+    """Delete the temp files (``.<name>.<random>.tmp``) that saves cut short by a kill left."""
+    removed = []
+    for folder in folders:
+        if folder.is_dir():
+            for path in folder.glob(f".*{TMP_SUFFIX}"):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    if removed:
+        log.info("removed %d temp file(s) of an interrupted save: %s", len(removed),
+                 ", ".join(p.name for p in removed))
+    return removed
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line and flush it to disk (fault points: ``metrics.torn`` after half of it,
+    ``metrics`` after all of it)."""
+    data = (line + "\n").encode()
+    with open(path, "ab") as handle:
+        half = len(data) // 2
+        handle.write(data[:half])
+        handle.flush()
+        fault_point("metrics.torn")
+        handle.write(data[half:])
+        handle.flush()
+        os.fsync(handle.fileno())
+    fault_point("metrics")
+
+
+def repair_metrics(path: Path, iteration: int) -> list[int]:
+    """Keep the records of iterations up to ``iteration`` (the checkpoint's): drop the later
+    ones and a torn last line, rewriting the file atomically; returns the dropped iterations."""
+    if not path.exists():
+        return []
+    lines = path.read_bytes().split(b"\n")
+    torn = lines.pop()  # after the last newline: b"" unless a write was cut short
+    keep, dropped = [], []
+    for line in lines:
+        try:
+            record_iteration = json.loads(line)["iteration"]
+        except (ValueError, KeyError, TypeError):
+            keep.append(line)  # not ours to judge; keep it
+            continue
+        if record_iteration <= iteration:
+            keep.append(line)
+        else:
+            dropped.append(record_iteration)
+    if not dropped and not torn:
+        return []
+    if dropped:
+        log.warning("%s: dropping the records of iteration(s) %s, past the checkpoint's iteration %d "
+                    "(they will be played again)", path, ", ".join(map(str, dropped)), iteration)
+    if torn:
+        log.warning("%s: dropping a torn last line (%d bytes)", path, len(torn))
+    body = b"".join(line + b"\n" for line in keep)
+    atomic_write(path, lambda handle: handle.write(body), before_replace=lambda: fault_point("metrics_repair.tmp"))
+    return dropped
