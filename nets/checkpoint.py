@@ -3,11 +3,17 @@
 A checkpoint is a dict with at least ``format``, ``net_config`` (a plain dict) and ``model`` (the
 state dict); a training checkpoint adds the optimiser, counters and RNG states. Everything in it
 is a tensor, a Python scalar, a string or a container of those.
+
+A model also records the rule it was trained for, ``n_in_row`` (stones in a row that win), so
+that a player refuses a board with another rule instead of playing it with the wrong net.
+Model files from before that key hold none: ``model_n_in_row`` then reads the training config
+of a training checkpoint, or assumes 5 and logs it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import tempfile
@@ -22,6 +28,9 @@ from nets.model import NetConfig, build_net
 
 FORMAT = "gomoku-zero/1"
 FILE_MODE = 0o644  # mkstemp makes 0600 files; checkpoints are meant to be shared
+DEFAULT_N_IN_ROW = 5  # the rule of checkpoints that do not record one (all before the key existed)
+
+log = logging.getLogger(__name__)
 
 
 class CheckpointError(ValueError):
@@ -122,8 +131,34 @@ def load_net(path: str | os.PathLike, width: int | None = None, height: int | No
     return net_from_checkpoint(load_checkpoint(path, map_location), width, height)
 
 
-def save_model(path: str | os.PathLike, net: nn.Module, **extra) -> None:
-    """A small model file: net config and weights, no optimiser (what ships in models/)."""
+def model_n_in_row(payload: dict, path: str | os.PathLike | None = None) -> int:
+    """The stones in a row the checkpoint's net was trained to win with: its ``n_in_row`` key,
+    else its training config's ``board.n_in_row``, else DEFAULT_N_IN_ROW (logged)."""
+    value = payload.get("n_in_row")
+    if value is None:
+        board = payload.get("config", {}).get("board", {}) if isinstance(payload.get("config"), dict) else {}
+        value = board.get("n_in_row") if isinstance(board, dict) else None
+    if value is None:
+        log.info("%s records no n_in_row (an older checkpoint): assuming %d in a row",
+                 path or "checkpoint", DEFAULT_N_IN_ROW)
+        return DEFAULT_N_IN_ROW
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise CheckpointError(f"{path or 'checkpoint'} has an invalid n_in_row: {value!r}")
+    return value
+
+
+def load_model(path: str | os.PathLike, width: int | None = None, height: int | None = None,
+               map_location: str | torch.device = "cpu") -> tuple[nn.Module, int]:
+    """The net of a model or training checkpoint and the n_in_row it was trained for."""
+    payload = load_checkpoint(path, map_location)
+    return net_from_checkpoint(payload, width, height), model_n_in_row(payload, path)
+
+
+def save_model(path: str | os.PathLike, net: nn.Module, *, n_in_row: int = DEFAULT_N_IN_ROW, **extra) -> None:
+    """A small model file: net config, weights and the ``n_in_row`` rule the net was trained
+    for (pass the training board's), no optimiser (what ships in models/)."""
+    if isinstance(n_in_row, bool) or not isinstance(n_in_row, int) or n_in_row < 1:
+        raise ValueError(f"n_in_row must be a positive integer, got {n_in_row!r}")
     save_checkpoint(path, {"net_config": net.config.to_dict(),
                            "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
-                           **extra})
+                           "n_in_row": n_in_row, **extra})

@@ -3,13 +3,15 @@
     python scripts/evaluate.py --player minimax:2 --opponent random --opponent heuristic --games 10
     python scripts/evaluate.py            # the shipped model (az:models/9x9.pt:400) vs the pure-MCTS ladder
 
-Player specs: see ``python scripts/evaluate.py --help``.
+Player specs: see ``python scripts/evaluate.py --help``. Ctrl-C stops at once and prints (and
+writes, with ``--json``) the results of the games finished so far; the exit status is then 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -19,7 +21,7 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import evaluate, format_table  # noqa: E402
+from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
@@ -29,6 +31,8 @@ PURE_MCTS_LADDER = tuple(f"pure:{playouts}" for playouts in (1000, 3000, 5000, 1
 DEFAULT_GAMES = 20
 DEFAULT_SEED = 0
 EXIT_USAGE = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -56,7 +60,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
     return args
+
+
+def output_problem(path: Path) -> str | None:
+    """Why the results could not be written to ``path`` (None: they can), checked before the games."""
+    folder = path.parent
+    if path.is_dir():
+        return f"--json {path} is a folder, not a file"
+    if not folder.is_dir():
+        return f"--json {path}: there is no folder {folder}"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"--json {path}: not writable"
+    return None
 
 
 def default_player_spec() -> str | None:
@@ -75,22 +93,43 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no shipped model at {DEFAULT_MODEL} yet; train one with scripts/train.py or pass --player",
               file=sys.stderr)
         return EXIT_USAGE
+    if args.json and (problem := output_problem(args.json)):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     opponents = args.opponents or list(PURE_MCTS_LADDER)
+    interrupted = None
     try:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
                            height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
                            workers=args.workers, seconds=args.seconds, leaves_per_step=args.leaves,
                            forced_moves=not args.no_forced_moves)
-    except ValueError as error:  # a bad spec or board size: say why, no traceback
+    except ValueError as error:  # a bad spec, checkpoint or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"{args.games} games per opponent, {args.size}x{args.size}, {args.n_in_row} in a row, seed {args.seed}")
-    print(format_table(results))
+    except EvaluationInterrupted as stop:
+        results, interrupted = stop.results, stop
+        print(f"interrupted after {stop.played} of {stop.planned} games: the results of the finished games "
+              "follow (colours are not balanced)", file=sys.stderr)
+    except KeyboardInterrupt:  # before the first game (loading the players)
+        print("interrupted before any game was played", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (RuntimeError, OSError) as error:  # a worker process died, a file vanished...
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{args.games} games per opponent, {args.size}x{args.size}, {args.n_in_row} in a row, seed {args.seed}"
+          + (f"; interrupted after {interrupted.played} of {interrupted.planned} games" if interrupted else ""))
+    print(format_table(results), flush=True)
     if args.json:
         payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
                    "n_in_row": args.n_in_row, "results": [r.to_dict() for r in results]}
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    return 0
+        if interrupted:
+            payload.update(interrupted=True, games_played=interrupted.played, games_planned=interrupted.planned)
+        try:
+            args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        except OSError as error:
+            print(f"error: cannot write {args.json}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_FAILED
+    return EXIT_INTERRUPTED if interrupted else 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ Only protocol lines go to stdout; logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from pathlib import Path
 
@@ -22,8 +24,10 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.pbrain.engine import (AZ_PLAYOUTS, DEFAULT_MODEL, PURE_PLAYOUTS, EngineOptions,  # noqa: E402
-                           PbrainEngine, configure_logging, serve)
+from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
+from gomoku.pbrain.loader import (AZ_PLAYOUTS, DEFAULT_MODEL, DEFAULT_THREADS, PURE_PLAYOUTS,  # noqa: E402
+                                  EngineOptions, remove_exports)
+from gomoku.pbrain.server import configure_logging, serve  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
 
 
@@ -47,6 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="run the net with onnxruntime (about twice the playouts per second on a "
                              "CPU; a .pt model is exported and checked at START; needs onnx and "
                              "onnxruntime). A --model ending in .onnx always runs this way")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, metavar="N",
+                        help=f"threads for the net (torch or onnxruntime; default {DEFAULT_THREADS}: more "
+                             "only slow a one-position search down on a busy machine)")
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")
@@ -54,6 +61,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.playouts is not None and args.playouts < 1:
         parser.error("--playouts must be at least 1")
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
     for spec in (args.player_spec, args.fallback_spec):
         if spec and spec.strip().startswith("human"):
             parser.error("the human player cannot run behind the protocol")
@@ -67,10 +76,26 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr  # a stray print from any library must not corrupt the protocol
     options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,
                             fallback_spec=args.fallback_spec, seed=args.seed,
-                            shortcuts=not args.no_shortcuts, onnx=args.onnx)
-    serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
+                            shortcuts=not args.no_shortcuts, onnx=args.onnx, threads=args.threads)
+    try:
+        serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
+    except KeyboardInterrupt:  # Ctrl-C when run by hand: just go
+        return 130
     return 0
 
 
+def exit_now(code: int) -> None:
+    """Exit without the interpreter's teardown: with torch loaded it takes a second or more (or
+    aborts in a C++ destructor), and a manager waits for the engine to go after END."""
+    remove_exports()
+    logging.shutdown()
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -180,3 +180,45 @@ def test_derived_seeds_and_evaluate_are_reproducible():
     assert [r.opponent for r in first] == ["random", "minimax:1"]
     with pytest.raises(ValueError, match="valid forms"):
         evaluate("heuristic", ["random", "nonsense"], games=1)
+
+
+def test_evaluate_refuses_a_net_trained_for_another_rule_before_any_game(tmp_path):
+    from gomoku.players import make_player
+    from nets import NetConfig, build_net, save_model
+
+    model = tmp_path / "four.pt"
+    save_model(model, build_net(NetConfig()), n_in_row=4)
+    with pytest.raises(ValueError, match="trained for 4 in a row, not 5"):
+        evaluate(f"az:{model}:8", ["random"], games=2)
+    player = make_player(f"az:{model}:8", seed=0)
+    with pytest.raises(ValueError, match="trained for 4 in a row"):
+        player.get_action(Board())
+    assert player.n_in_row == 4
+    assert Board(9, 9, 4).stone(player.get_action(Board(9, 9, 4))) == 0  # its own rule is fine
+
+
+def test_ctrl_c_in_evaluate_gives_the_finished_games(monkeypatch):
+    import gomoku.game.arena as arena
+
+    played = []
+    real = arena._play_one
+
+    def play_three(job):
+        if len(played) == 3:
+            raise KeyboardInterrupt
+        played.append(job)
+        return real(job)
+
+    monkeypatch.setattr(arena, "_play_one", play_three)
+    with pytest.raises(arena.EvaluationInterrupted) as caught:
+        evaluate("heuristic", ["random", "minimax:1"], games=2, seed=4)
+    stop = caught.value
+    assert isinstance(stop, KeyboardInterrupt) and (stop.played, stop.planned) == (3, 4)
+    assert [r.games for r in stop.results] == [2, 1]
+
+
+def test_worker_processes_give_the_same_results():
+    one = evaluate("heuristic", ["random"], games=4, seed=3)
+    two = evaluate("heuristic", ["random"], games=4, seed=3, workers=2)
+    assert [r.to_dict() for r in one] == [r.to_dict() for r in two]
+    assert [r.records for r in one] == [r.records for r in two]

@@ -3,8 +3,12 @@
 import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +84,70 @@ def test_no_arguments_play_the_shipped_model_against_the_pure_mcts_ladder(monkey
     ladder = ["pure:1000", "pure:3000", "pure:5000", "pure:10000"]  # the README's pure-MCTS rows
     assert calls == [("az:models/9x9.pt:400", ladder, 20, 0, True)]
     assert capsys.readouterr().out.startswith("20 games per opponent, 9x9, 5 in a row, seed 0")
+
+
+def test_json_into_a_missing_folder_is_refused_before_the_games(tmp_path):
+    started = time.monotonic()
+    done = run("--player", "minimax:1", "--opponent", "random", "--games", "2000", "--json",
+               str(tmp_path / "no" / "such" / "results.json"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == f"error: --json {tmp_path / 'no' / 'such' / 'results.json'}: there is no folder " \
+                                  f"{tmp_path / 'no' / 'such'}"
+    assert time.monotonic() - started < 30  # 4000 games were not played first
+    done = run("--player", "minimax:1", "--opponent", "random", "--games", "1", "--json", str(tmp_path))
+    assert done.returncode == 2 and "is a folder" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_net_for_another_rule_is_a_one_line_error(tmp_path):
+    from nets import NetConfig, build_net, save_model
+
+    save_model(tmp_path / "four.pt", build_net(NetConfig()), n_in_row=4)
+    done = run("--player", f"az:{tmp_path / 'four.pt'}:8", "--opponent", "random", "--games", "1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "trained for 4 in a row, not 5" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_ctrl_c_with_workers_stops_at_once_with_the_finished_games(tmp_path):
+    """SIGINT to the whole process group, as Ctrl-C in a terminal sends it, while two worker
+    processes play: the script ends within seconds, printing and writing the games finished."""
+    out = tmp_path / "partial.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    process = subprocess.Popen([sys.executable, str(SCRIPT), "--player", "minimax:1", "--opponent", "random",
+                                "--games", "5000", "--workers", "2", "--json", str(out)], cwd=REPO_ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    stderr = bytearray()
+
+    def pump():
+        while chunk := process.stderr.read1(4096):
+            stderr.extend(chunk)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 90
+        while not re.search(rb"\| *[1-9]\d*/5000", bytes(stderr)):  # the progress bar: games finished
+            assert process.poll() is None and time.monotonic() < deadline, bytes(stderr[-2000:]).decode(errors="replace")
+            time.sleep(0.05)
+        interrupted = time.monotonic()
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=30)
+        took = time.monotonic() - interrupted
+        stdout = process.stdout.read()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    reader.join(timeout=5)
+    text = bytes(stderr).decode(errors="replace")
+    shown = "\n".join(line for line in text.replace("\r", "\n").splitlines() if "game" not in line)  # no bars
+    assert process.returncode == 130, shown[-3000:]
+    assert took < 5, took
+    assert "Traceback" not in text and "interrupted after" in text, shown[-3000:]
+    lines = stdout.decode().splitlines()
+    played = int(re.search(r"interrupted after (\d+) of 5000 games", lines[0]).group(1))
+    assert 0 < played < 5000
+    row = lines[3].split()
+    assert row[0] == "random" and sum(int(n[1:]) for n in row[1:4]) == played
+    payload = json.loads(out.read_text())
+    assert payload["interrupted"] is True and payload["games_played"] == played
+    assert payload["games_planned"] == 5000 and payload["results"][0]["games"] == played

@@ -141,3 +141,30 @@ def test_lr_multiplier_growth_stops_at_the_configured_cap():
     assert adjust_lr_multiplier(0.001, 3.0, 0.02, max_multiplier=3.0) == 3.0
     assert adjust_lr_multiplier(0.001, 2.9, 0.02, max_multiplier=3.0) == pytest.approx(2.9 * 1.5)
     assert adjust_lr_multiplier(0.1, 3.0, 0.02, max_multiplier=3.0) == pytest.approx(2.0)
+
+
+def test_model_files_record_the_rule_they_were_trained_for(tmp_path, caplog):
+    import logging
+
+    from nets.checkpoint import load_model, model_n_in_row
+
+    net = build_net(NetConfig())
+    save_model(tmp_path / "four.pt", net, n_in_row=4, games=7)
+    payload = load_checkpoint(tmp_path / "four.pt")
+    assert payload["n_in_row"] == 4 and payload["games"] == 7
+    assert load_model(tmp_path / "four.pt")[1] == 4
+    save_model(tmp_path / "five.pt", net)  # the default rule
+    assert load_model(tmp_path / "five.pt")[1] == 5
+    # A model file from before the key existed: five in a row, and a log line says so.
+    del payload["n_in_row"]
+    torch.save(payload, tmp_path / "old.pt")
+    with caplog.at_level(logging.INFO, logger="nets.checkpoint"):
+        assert load_model(tmp_path / "old.pt")[1] == 5
+    assert "records no n_in_row" in caplog.text and "old.pt" in caplog.text
+    # A training checkpoint without the key: the rule of its training config.
+    assert model_n_in_row({"config": {"board": {"n_in_row": 4}}}) == 4
+    with pytest.raises(CheckpointError, match="invalid n_in_row"):
+        model_n_in_row({"n_in_row": "five"})
+    with pytest.raises(ValueError, match="n_in_row"):
+        save_model(tmp_path / "bad.pt", net, n_in_row=0)
+    assert not (tmp_path / "bad.pt").exists()

@@ -14,7 +14,8 @@ pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
 
 from gomoku import Board  # noqa: E402
-from gomoku.pbrain.engine import EngineOptions, PbrainEngine  # noqa: E402
+from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
+from gomoku.pbrain.loader import EngineOptions  # noqa: E402
 from mcts import BatchedMCTS, SearchConfig  # noqa: E402
 from nets import NetConfig, NetEvaluator, build_net, save_model  # noqa: E402
 from nets.onnx_evaluator import OnnxEvaluator  # noqa: E402

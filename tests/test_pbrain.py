@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from gomoku import Board
-from gomoku.pbrain.engine import (ABOUT, EngineOptions, PbrainEngine, ProtocolError, forced_move,
-                           rebuild_board)
+from gomoku.pbrain.engine import PbrainEngine, forced_move
+from gomoku.pbrain.loader import EngineOptions
+from gomoku.pbrain.protocol import ABOUT, ProtocolError, rebuild_board
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "pbrain.py"
@@ -336,7 +337,7 @@ def test_forced_move_and_time_budget():
 
 
 def test_onnx_option_falls_back_to_torch_without_onnxruntime(random_model, monkeypatch):
-    import gomoku.pbrain.engine as pbrain
+    import gomoku.pbrain.loader as pbrain
 
     def missing(path, threads=1):
         raise ImportError("onnxruntime is not installed")
@@ -352,3 +353,210 @@ def test_onnx_option_falls_back_to_torch_without_onnxruntime(random_model, monke
     random_model.with_suffix(".onnx").write_bytes(b"not really")
     engine.handle_line("START 9")
     assert out[-1].startswith("ERROR")
+
+
+# ---------------------------------------------------------------------------- bad bytes, clock, rules
+def fuzz_lines(rng: np.random.Generator, count: int) -> list[bytes]:
+    """Lines a broken or hostile manager might send: random bytes, and commands with bad bytes."""
+    commands = [b"START 9", b"TURN 4,4", b"BOARD", b"INFO timeout_turn 100", b"INFO rule 0", b"ABOUD",
+                b"TAKEBACK 1,1", b"RESTART", b"DONE", b"1,1,1", b"RECTSTART 9,9", b"BEGIN"]  # no ABOUT: it marks
+    # the end of each line's answers in the subprocess test
+    specials = [b"\xff", b"\xfe\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xef\xbb\xbf", b"\x00",
+                b"\r", b"\x1b[2J", b"\xe2\x82", "\u0664,\u0664".encode(), b" " * 3]
+    lines = []
+    for _ in range(count):
+        kind = rng.integers(4)
+        if kind == 0:
+            line = bytes(rng.integers(0, 256, size=int(rng.integers(0, 40)), dtype=np.uint8))
+        elif kind == 1:  # a command with a bad sequence spliced in
+            base = commands[rng.integers(len(commands))]
+            cut = int(rng.integers(len(base) + 1))
+            line = base[:cut] + specials[rng.integers(len(specials))] + base[cut:]
+        elif kind == 2:
+            line = b"".join(specials[i] for i in rng.integers(len(specials), size=int(rng.integers(1, 4))))
+        else:
+            line = commands[rng.integers(len(commands))]
+        line = line.replace(b"\n", b"").replace(b"\r", b"\\r")
+        if line.strip().upper() == b"END":
+            continue
+        lines.append(line)
+    lines.append(b"x" * 10_000)  # far longer than a command can be
+    return lines
+
+
+ANSWER_PREFIXES = ("ERROR", "UNKNOWN", "MESSAGE", "DEBUG", "OK", "name=")
+
+
+def test_byte_fuzz_under_a_strict_utf8_decoder(tmp_path):
+    """Every line, decodable or not, is answered or ignored, and the engine keeps serving."""
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")  # strict decoding, as on a UTF-8 desktop
+    process = subprocess.Popen([sys.executable, str(SCRIPT), "--opponent", "random", "--seed", "7"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=REPO_ROOT, env=env)
+    answers: queue.Queue[bytes | None] = queue.Queue()
+
+    def pump():
+        for line in process.stdout:
+            answers.put(line)
+        answers.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+
+    def until_about() -> list[str]:
+        seen = []
+        while True:
+            raw = answers.get(timeout=READ_TIMEOUT)
+            assert raw is not None, f"engine exited; stderr: {process.stderr.read().decode(errors='replace')[-2000:]}"
+            assert raw.endswith(b"\n") and raw.isascii(), raw
+            text = raw.decode("ascii").rstrip("\n")
+            if text == ABOUT:
+                return seen
+            seen.append(text)
+
+    try:
+        for line in fuzz_lines(np.random.default_rng(12), 300):
+            process.stdin.write(line + b"\nABOUT\n")
+            process.stdin.flush()
+            for answer in until_about():
+                is_move = answer.replace(",", "").isdigit()
+                assert answer.startswith(ANSWER_PREFIXES) or is_move, (line, answer)
+        # One undecodable byte gets its own ERROR, and play goes on.
+        process.stdin.write(b"\xff\nSTART 9\nBEGIN\nABOUT\n")
+        process.stdin.flush()
+        seen = until_about()
+        assert seen[0].startswith("ERROR") and "UTF-8" in seen[0] and seen[1] == "OK", seen
+        parse_move(Board(), seen[2])
+        process.stdin.write(b"END\n")
+        process.stdin.flush()
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_in_process_fuzz_never_raises_and_answers_ascii_lines():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random", seed=1), write=out.append)
+    for line in fuzz_lines(np.random.default_rng(3), 2000):
+        assert engine.handle_line(line) is True, line
+    assert all(answer.isascii() and "\n" not in answer for answer in out)
+    assert engine.handle_line(b"\xef\xbb\xbfEND\r\n") is False  # a byte-order mark and CRLF are fine
+
+
+def test_protocol_parses_lines_into_records():
+    from gomoku.pbrain import protocol as p
+
+    assert p.parse_line(b"start 9\r\n") == p.Start(9, 9)
+    assert p.parse_line("RECTSTART 9, 7") == p.Start(9, 7)
+    assert p.parse_line(b"TURN 3,4") == p.Turn(3, 4)
+    assert p.parse_line(b"INFO timeout_turn 500") == p.Info("timeout_turn", "500", 500)
+    assert p.parse_line(b"INFO folder /tmp/x y") == p.Info("folder", "/tmp/x y")
+    assert isinstance(p.parse_line(b"INFO timeout_turn 1_000"), p.Malformed)
+    assert isinstance(p.parse_line("TURN \u0664,\u0664"), p.Malformed)  # Arabic-Indic digits are not moves
+    assert isinstance(p.parse_line(b"TURN 4,\xff4"), p.Undecodable)
+    assert isinstance(p.parse_line(b"a" * (p.MAX_LINE_BYTES + 1)), p.Undecodable)
+    assert p.parse_line(b"HELLO there") == p.Unknown("HELLO")
+    assert p.parse_line(b"  ") == p.Blank()
+    assert p.parse_line(b"1,2,1", in_board=True) == p.Stone("1,2,1")
+    assert p.parse_line(b"done", in_board=True) == p.Done()
+    assert p.parse_line(b"ABOUT", in_board=True) == p.NotAStone("ABOUT")
+    assert p.encode_answer("UNKNOWN command 'h\u00e9'\n") == b"UNKNOWN command 'h\\xe9'\n"
+
+
+class SlowRounds:
+    """A search player whose second round takes far longer than any turn: the engine must answer
+    with the first round's statistics at the hard deadline."""
+
+    name = "slow"
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def reset(self):
+        pass
+
+    def analyse(self, board, on_progress=None, should_stop=None):
+        from mcts import SearchResult
+
+        visits = np.zeros(board.width * board.height)
+        visits[board.legal_moves()[0]] = 1
+        result = SearchResult(visits=visits, priors=visits, value=0.0, playouts=1)
+        if on_progress is not None:
+            on_progress(result)
+        self.release.wait(timeout=10)  # the long round
+        return result
+
+
+def test_answers_by_the_hard_deadline_when_a_round_overruns():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random", shortcuts=False), write=out.append)
+    engine.handle_line("START 9")
+    slow = engine.player = SlowRounds()
+    engine.handle_line("INFO timeout_turn 300")
+    started = time.perf_counter()
+    engine.handle_line("BEGIN")
+    elapsed = time.perf_counter() - started
+    assert out[-1] == "0,0" and elapsed < 0.35, (out, elapsed)  # not the 10 s the round takes
+    assert elapsed >= engine.answer_seconds(Board()) - 0.01
+    slow.release.set()  # the next command waits for the round left running, then goes on
+    engine.handle_line("TURN 8,8")
+    assert out[-1] == "1,0"
+
+
+def test_turn_time_is_kept_with_a_busy_core(engine_factory, random_model):
+    """A loaded machine (another process spinning) must not push a 500 ms turn far over."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        engine = engine_factory("--model", str(random_model), "--playouts", "100000", "--no-shortcuts")
+        assert engine.ask("START 9", timeout=40) == "OK"
+        engine.send("INFO timeout_turn 500")
+        board, times = Board(), []
+        for ours in (40, 30, 50, 20, 60):
+            if board.stone(ours):
+                ours = board.availables[0]
+            board.do_move(ours)
+            started = time.monotonic()
+            board.do_move(parse_move(board, engine.ask(f"TURN {xy(ours)}")))
+            times.append(time.monotonic() - started)
+        assert max(times) < 1.0, times
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_net_runs_on_one_torch_thread_unless_told(random_model):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        engine = PbrainEngine(EngineOptions(model=random_model, playouts=8), write=lambda line: None)
+        engine.handle_line("START 9")
+        assert torch.get_num_threads() == 1
+        engine = PbrainEngine(EngineOptions(model=random_model, playouts=8, threads=2), write=lambda line: None)
+        engine.handle_line("START 9")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_model_for_four_in_a_row_does_not_play_five(tmp_path):
+    from nets import NetConfig, build_net, save_model
+
+    model = tmp_path / "four.pt"
+    save_model(model, build_net(NetConfig()), n_in_row=4)
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(model=model, playouts=8), write=out.append)
+    engine.handle_line("START 9")
+    assert out[-1].startswith("ERROR") and "trained for 4 in a row" in out[-1], out
+    engine = PbrainEngine(EngineOptions(model=model, playouts=8, fallback_spec="pure:20"), write=out.append)
+    engine.handle_line("START 9")
+    assert out[-2].startswith("MESSAGE") and "4 in a row" in out[-2] and out[-1] == "OK", out
+    assert engine.player.name == "pure:20"
+
+
+def test_default_model_is_the_shipped_one():
+    from gomoku.pbrain.loader import DEFAULT_MODEL
+
+    assert DEFAULT_MODEL == REPO_ROOT / "models" / "9x9.pt"

@@ -2,16 +2,21 @@
 
 ``play_game`` plays one game and returns a GameRecord; ``play_match`` plays several with colours
 alternating and returns a MatchResult; ``evaluate`` builds players from spec strings with seeds
-derived from one seed, which is what ``scripts/evaluate.py`` runs.
+derived from one seed, which is what ``scripts/evaluate.py`` runs. Ctrl-C during ``evaluate``
+stops its worker processes at once and raises ``EvaluationInterrupted`` with the results of the
+games finished by then.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import queue
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -186,6 +191,19 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``evaluate``: ``results`` are the matches over the games finished by then
+    (``played`` of ``planned``)."""
+
+    def __init__(self, results: list[MatchResult], played: int, planned: int):
+        super().__init__(f"interrupted after {played} of {planned} games")
+        self.results, self.played, self.planned = results, played, planned
+
+
+WORKER_POLL = 0.5  # seconds between checks that the worker processes are still alive
+WORKER_STOP = 3.0  # seconds to wait for a terminated worker before killing it
+
+
 def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
     """One game of an ``evaluate`` match, with players built fresh from their specs and seeds."""
     match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, options = job
@@ -195,13 +213,80 @@ def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
     return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
 
 
-def _init_worker() -> None:
-    import signal
-
+def _init_worker(uses_torch: bool) -> None:
+    # Ctrl-C is the parent's to handle: it stops the workers itself (they start with SIGINT
+    # ignored already; this keeps it so).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import torch  # players may load a net: one thread per process, or they fight over the cores
+    if uses_torch:
+        import torch  # az players load a net: one thread per process, or they fight over the cores
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
+
+
+def _worker(jobs, results, uses_torch: bool) -> None:
+    """A worker process: play the games of ``jobs`` until a None, put each outcome on ``results``."""
+    _init_worker(uses_torch)
+    while (job := jobs.get()) is not None:
+        try:
+            results.put(("game", _play_one(job)))
+        except Exception as error:  # handed to the parent, which stops everything
+            try:
+                results.put(("error", error))
+            except Exception:  # an exception that does not pickle
+                results.put(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+
+
+def _play_in_processes(jobs: list[tuple], workers: int, uses_torch: bool) -> Iterator[tuple[int, int, GameRecord]]:
+    """The outcomes of ``jobs`` as worker processes finish them. Ends the workers when the
+    caller stops early (Ctrl-C, an error): no queued game is played after that."""
+    import multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    job_queue, results = context.Queue(), context.Queue()
+    job_queue.cancel_join_thread()  # jobs left when the workers are stopped are dropped at exit
+    for job in jobs:
+        job_queue.put(job)
+    processes = [context.Process(target=_worker, args=(job_queue, results, uses_torch), daemon=True,
+                                 name=f"evaluate-{n}") for n in range(min(workers, len(jobs)))]
+    for _ in processes:
+        job_queue.put(None)
+    try:
+        _start_ignoring_sigint(processes)
+        for _ in jobs:
+            while True:
+                try:
+                    kind, payload = results.get(timeout=WORKER_POLL)
+                    break
+                except queue.Empty:
+                    dead = [p for p in processes if p.exitcode not in (None, 0)]
+                    if dead:
+                        raise RuntimeError(f"worker process {dead[0].name} died (exit code {dead[0].exitcode})")
+            if kind == "error":
+                raise payload
+            yield payload
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(WORKER_STOP)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        results.cancel_join_thread()
+
+
+def _start_ignoring_sigint(processes: Iterable) -> None:
+    """Start ``processes`` with SIGINT ignored from their first instruction (a Ctrl-C while one is
+    still importing would print its traceback); the parent's own handler is put back after."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        for process in processes:
+            process.start()
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
@@ -212,13 +297,20 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
 
     Every game gets fresh players with seeds derived from ``seed`` and the game's place, so the
     results are the same whatever ``workers`` (processes playing games in parallel) is.
-    ``seconds`` caps the thinking time per move of the search players; ``leaves_per_step`` is
-    and ``forced_moves`` are passed to the az players (see ``make_player``).
+    ``seconds`` caps the thinking time per move of the search players; ``leaves_per_step`` and
+    ``forced_moves`` are passed to the az players (see ``make_player``).
+
+    A bad spec, a checkpoint that does not load or a board one of the players cannot play (an
+    az net trained for another size or ``n_in_row``) raises ValueError before any game. Ctrl-C
+    raises ``EvaluationInterrupted`` (a KeyboardInterrupt) holding the finished games' results.
     """
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
-    for spec in (player_spec, *opponent_specs):  # fail at once on a bad spec or checkpoint
-        make_player(spec, seed=0, seconds=seconds)
+    board = Board(width, height, n_in_row)  # a bad size raises here
+    for spec in (player_spec, *opponent_specs):  # fail at once on a bad spec, checkpoint or board
+        check_board = getattr(make_player(spec, seed=0, seconds=seconds), "check_board", None)
+        if check_board is not None:
+            check_board(board)
     if workers <= 1 and "torch" in sys.modules:
         # Search players evaluate one position at a time: one thread is faster than several there.
         sys.modules["torch"].set_num_threads(1)
@@ -226,32 +318,39 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
     options = {"seconds": seconds, "leaves_per_step": leaves_per_step, "forced_moves": forced_moves}
     jobs = [(m, i, player_spec, spec, seeds[2 * (m * games + i): 2 * (m * games + i) + 2], width, height,
              n_in_row, options) for m, spec in enumerate(opponent_specs) for i in range(games)]
-    results = [MatchResult(player_spec, spec) for spec in opponent_specs]
     records: dict[tuple[int, int], GameRecord] = {}
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(jobs), desc=f"{player_spec} vs {len(opponent_specs)} opponent(s)", unit="game")
+    if workers > 1:
+        uses_torch = any(spec.strip().startswith("az:") for spec in (player_spec, *opponent_specs))
+        outcomes = _play_in_processes(jobs, workers, uses_torch)
+    else:
+        outcomes = map(_play_one, jobs)
     try:
-        if workers > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_init_worker) as pool:
-                for future in as_completed([pool.submit(_play_one, job) for job in jobs]):
-                    match, index, record = future.result()
-                    records[match, index] = record
-                    if bar is not None:
-                        bar.update(1)
-        else:
-            for job in jobs:
-                match, index, record = _play_one(job)
-                records[match, index] = record
-                if bar is not None:
-                    bar.update(1)
+        for match, index, record in outcomes:
+            records[match, index] = record
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt:
+        if hasattr(outcomes, "close"):
+            outcomes.close()  # stops the workers now, not when the generator is collected
+        raise EvaluationInterrupted(_match_results(player_spec, opponent_specs, records), len(records),
+                                    len(jobs)) from None
     finally:
+        if hasattr(outcomes, "close"):
+            outcomes.close()
         if bar is not None:
             bar.close()
+    return _match_results(player_spec, opponent_specs, records)
+
+
+def _match_results(player_spec: str, opponent_specs: Sequence[str],
+                   records: dict[tuple[int, int], GameRecord]) -> list[MatchResult]:
+    """One MatchResult per opponent over the finished games, in game order (so the same games
+    give the same results whatever order the workers finished them in)."""
+    results = [MatchResult(player_spec, spec) for spec in opponent_specs]
     for (match, index), record in sorted(records.items()):
         result = results[match]
         result.player, result.opponent = record.players[index % 2], record.players[1 - index % 2]

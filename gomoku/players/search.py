@@ -127,18 +127,38 @@ class AlphaZeroPlayer(SearchPlayer):
     def from_checkpoint(cls, path: str, n_playout: int = 400, seed: int | None = None,
                         device: str | None = None, **kwargs) -> "AlphaZeroPlayer":
         """Load a model or training checkpoint (torch is imported only here), or an exported
-        ``.onnx`` model, which runs on onnxruntime (the optional extra ``onnx``)."""
+        ``.onnx`` model, which runs on onnxruntime (the optional extra ``onnx``).
+
+        The player keeps the rule the net was trained for (``n_in_row``, 5 for files that record
+        none) and refuses, with a ValueError, a board with another rule or size."""
         if str(path).lower().endswith(".onnx"):
+            from nets.checkpoint import DEFAULT_N_IN_ROW
             from nets.onnx_evaluator import OnnxEvaluator
 
             evaluator = OnnxEvaluator(path)
             net_config = evaluator.config
+            recorded = evaluator.session.get_modelmeta().custom_metadata_map.get("gomoku_zero.n_in_row")
+            n_in_row = int(recorded) if recorded and recorded.isdigit() else DEFAULT_N_IN_ROW
+            if not recorded:
+                import logging
+                logging.getLogger(__name__).info("%s records no n_in_row: assuming %d in a row", path, n_in_row)
         else:
-            from nets import NetEvaluator, default_device, load_net
+            from nets import NetEvaluator, default_device
+            from nets.checkpoint import load_model
 
-            net = load_net(path)
+            net, n_in_row = load_model(path)
             evaluator = NetEvaluator(net, device or default_device())
             net_config = net.config
         player = cls(evaluator, n_playout=n_playout, seed=seed, name=f"az:{path}:{n_playout}", **kwargs)
         player.net_config = net_config
+        player.n_in_row = n_in_row
+        size_check = player.check_board
+
+        def check_board(board: Board) -> None:  # the net's size, then the rule it learned
+            size_check(board)
+            if board.n_in_row != n_in_row:
+                raise ValueError(f"{player.name}: the net was trained for {n_in_row} in a row, "
+                                 f"not {board.n_in_row}")
+
+        player.check_board = check_board
         return player

@@ -1,0 +1,221 @@
+"""Who plays behind the pbrain protocol: the options, loading players, board sizes and rules.
+
+``Players.for_board(width, height)`` gives the player for a board: the main one (the model, a
+player spec, or pure MCTS when there is no model) when it can play that size and rule, else the
+fallback spec when there is one; otherwise a ProtocolError says why. Nets run on torch with
+``threads`` threads (one by default) or on onnxruntime.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from gomoku.game.board import Board
+from gomoku.pbrain.protocol import N_IN_ROW, ProtocolError
+from gomoku.players import SHIPPED_MODEL
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
+AZ_PLAYOUTS = 800  # per move for the model when --playouts is not given
+PURE_PLAYOUTS = 2000  # per move for the pure-MCTS fallback when --playouts is not given
+DEFAULT_THREADS = 1  # torch / onnxruntime threads: one is fastest for batch-1 searches
+
+
+@dataclass
+class EngineOptions:
+    """What to play with. ``player_spec`` wins over ``model``; ``fallback_spec`` plays board
+    sizes the main player cannot (None: answer START with ERROR for them)."""
+
+    model: Path | None = None  # None: DEFAULT_MODEL if it exists, else pure MCTS
+    playouts: int | None = None  # per move for the model / the pure fallback
+    player_spec: str | None = None
+    fallback_spec: str | None = None
+    seed: int | None = None
+    shortcuts: bool = True  # play a win in one / block the opponent's line at once, without search
+    onnx: bool = False  # run the net with onnxruntime (a .pt model is exported at START)
+    threads: int = DEFAULT_THREADS  # torch / onnxruntime intra-op threads
+
+
+@dataclass
+class Loaded:
+    player: object
+    description: str
+    sizes: tuple[tuple[int, int], ...] | None  # (width, height) it plays, None for any size
+    message: str | None = None  # said at START (e.g. "no model, playing pure MCTS")
+    n_in_row: int | None = None  # the rule its net was trained for (None: any)
+    warmed: bool = False
+
+    def cannot_play(self, width: int, height: int) -> str | None:
+        """Why this player cannot play a ``width`` x ``height`` board of the protocol (None: it can)."""
+        if self.sizes is not None and (width, height) not in self.sizes:
+            shown = ", ".join(f"{w}x{h}" for w, h in self.sizes)
+            return f"board {width}x{height} not supported: {self.description} plays {shown} only"
+        if self.n_in_row is not None and self.n_in_row != N_IN_ROW:
+            return (f"{self.description} was trained for {self.n_in_row} in a row; "
+                    f"this protocol plays {N_IN_ROW} in a row")
+        return None
+
+    def warm_up(self, width: int, height: int) -> None:
+        """One short search round, so that the first move does not pay for the net's first call."""
+        analyse = getattr(self.player, "analyse", None)
+        if self.warmed or analyse is None:
+            return
+        self.warmed = True
+        try:
+            analyse(Board(width, height, N_IN_ROW), should_stop=lambda: True)
+        except Exception:  # the real move will meet the same problem and report it
+            log.debug("warm-up search failed", exc_info=True)
+
+
+def limit_threads(threads: int) -> None:
+    """Give torch (and the OpenMP/BLAS pools, when torch is not loaded yet) ``threads`` threads."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(threads))
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+class Players:
+    """Loads the players of ``options`` on first use; ``message`` says things to the manager."""
+
+    def __init__(self, options: EngineOptions, message: Callable[[str], None]):
+        self.options = options
+        self.message = message
+        self._main: Loaded | None = None
+        self._fallbacks: dict[tuple[int, int], Loaded] = {}
+
+    def main(self) -> Loaded:
+        if self._main is not None:
+            return self._main
+        options = self.options
+        if options.player_spec:
+            self._main = self.load(options.player_spec)
+        else:
+            model = options.model
+            if model is None and DEFAULT_MODEL.is_file():
+                model = DEFAULT_MODEL
+            if model is not None:
+                if not Path(model).is_file():
+                    raise ProtocolError(f"no model file at {model}")
+                self._main = self.load(f"az:{model}:{options.playouts or AZ_PLAYOUTS}")
+            else:
+                playouts = options.playouts or PURE_PLAYOUTS
+                self._main = self.load(f"pure:{playouts}")
+                self._main.message = (f"no model at {DEFAULT_MODEL}: playing pure MCTS with {playouts} "
+                                      "playouts (weak); pass --model PATH to use a trained net")
+        return self._main
+
+    def for_board(self, width: int, height: int) -> Loaded:
+        main = self.main()
+        problem = main.cannot_play(width, height)
+        if problem is None:
+            return main
+        if not self.options.fallback_spec:
+            raise ProtocolError(problem)
+        if (width, height) not in self._fallbacks:
+            fallback = self.load(self.options.fallback_spec)
+            also = fallback.cannot_play(width, height)
+            if also:
+                raise ProtocolError(f"{problem}, nor by the fallback: {also}")
+            fallback.message = f"{problem}: playing {width}x{height} with {fallback.description}"
+            self._fallbacks[(width, height)] = fallback
+        return self._fallbacks[(width, height)]
+
+    def load(self, spec: str) -> Loaded:
+        from gomoku.players import make_player  # lazy: keeps START cheap to reach
+
+        kind, _, rest = spec.strip().partition(":")
+        if kind == "human":
+            raise ProtocolError("the human player cannot run behind the protocol")
+        limit_threads(self.options.threads)
+        if kind == "az":
+            path, _, playouts = rest.rpartition(":")
+            if path and playouts.isdigit() and int(playouts) > 0 and (
+                    self.options.onnx or path.lower().endswith(".onnx")):
+                loaded = self._load_onnx(Path(path), int(playouts))
+                if loaded is not None:
+                    return loaded
+        try:
+            player = make_player(spec, seed=self.options.seed)
+        except ValueError as error:  # bad spec or CheckpointError (a ValueError)
+            raise ProtocolError(f"cannot load player {spec!r}: {error}") from error
+        limit_threads(self.options.threads)  # torch may have been imported just now
+        config = getattr(player, "net_config", None)
+        sizes = None if config is None else ((config.width, config.height),)
+        return Loaded(player, getattr(player, "name", spec), sizes, n_in_row=getattr(player, "n_in_row", None))
+
+    def _load_onnx(self, path: Path, playouts: int) -> Loaded | None:
+        """An AlphaZero player on onnxruntime; None (and a MESSAGE) when it cannot run, so that a
+        .pt model falls back to torch."""
+        try:
+            evaluator, n_in_row = onnx_evaluator(path, self.options.threads)
+        except ImportError as error:
+            if path.suffix.lower() == ".onnx":
+                raise ProtocolError(f"cannot run {path}: {error}") from error
+            self.message(f"{error}; running the net with torch")
+            return None
+        except Exception as error:  # a bad file, a failed export check
+            raise ProtocolError(f"cannot run {path} with onnxruntime: {error}") from error
+        from gomoku.players.search import AlphaZeroPlayer
+
+        player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
+                                 name=f"az:{path}:{playouts} (onnxruntime)")
+        player.net_config = evaluator.config
+        return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row)
+
+
+_exported: dict[Path, tuple[Path, int]] = {}  # .pt model -> (its export, n_in_row)
+_export_folders: list[str] = []
+
+
+def remove_exports() -> None:
+    """Delete the temporary folders of the .pt models exported to ONNX (also run at exit)."""
+    import shutil
+
+    while _export_folders:
+        shutil.rmtree(_export_folders.pop(), ignore_errors=True)
+
+
+def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
+    """An OnnxEvaluator for an exported model, or for a .pt model exported (and checked against
+    torch) into a temporary folder on first use, and the n_in_row its net was trained for.
+    Raises ImportError without onnx/onnxruntime."""
+    from nets.onnx_export import require
+
+    require("onnx")
+    require("onnxruntime")
+    from nets.checkpoint import DEFAULT_N_IN_ROW
+    from nets.onnx_evaluator import OnnxEvaluator
+
+    path = Path(path)
+    if path.suffix.lower() != ".onnx":
+        if path.resolve() not in _exported:
+            import atexit
+            import tempfile
+
+            from nets.checkpoint import load_model
+            from nets.onnx_export import check_onnx, export_onnx
+
+            net, n_in_row = load_model(path)
+            folder = tempfile.mkdtemp(prefix="gomoku-zero-onnx-")
+            if not _export_folders:
+                atexit.register(remove_exports)
+            _export_folders.append(folder)
+            exported = export_onnx(net, Path(folder) / "model.onnx")
+            check_onnx(net, exported)
+            _exported[path.resolve()] = exported, n_in_row
+        exported, n_in_row = _exported[path.resolve()]
+        return OnnxEvaluator(exported, threads=threads), n_in_row
+    evaluator = OnnxEvaluator(path, threads=threads)
+    recorded = evaluator.session.get_modelmeta().custom_metadata_map.get("gomoku_zero.n_in_row", "")
+    if not recorded.isdigit():
+        log.info("%s records no n_in_row: assuming %d in a row", path, DEFAULT_N_IN_ROW)
+    return evaluator, int(recorded) if recorded.isdigit() else DEFAULT_N_IN_ROW
