@@ -29,6 +29,7 @@ from nets.model import IN_PLANES, NetConfig
 INPUT_NAME = "planes"
 OUTPUT_NAMES = ("log_policy", "value")
 METADATA_KEY = "gomoku_zero.net_config"
+N_IN_ROW_KEY = "gomoku_zero.n_in_row"
 DEFAULT_OPSET = 17
 CHECK_BATCH_SIZES = (1, 37)
 CHECK_TOLERANCE = 1e-4  # float32 noise between two runtimes is ~1e-6; anything near this is a bug
@@ -88,8 +89,11 @@ def _exporter(choice: str) -> str:
 
 
 def export_onnx(net: nn.Module, path: str | os.PathLike, opset: int = DEFAULT_OPSET,
-                exporter: str = "auto") -> Path:
+                exporter: str = "auto", n_in_row: int | None = None) -> Path:
     """Write ``net`` (in eval mode, on the CPU) to ``path`` as ONNX with a dynamic batch size.
+
+    ``n_in_row``, when given, is recorded in the metadata (``gomoku_zero.n_in_row``): the rule the
+    net was trained for.
 
     ``exporter``: "dynamo" needs the onnxscript package; "legacy" (torch.onnx's TorchScript
     exporter, ``dynamo=False``) works without it; "auto" picks dynamo when onnxscript is there
@@ -129,6 +133,9 @@ def export_onnx(net: nn.Module, path: str | os.PathLike, opset: int = DEFAULT_OP
         del model.metadata_props[:]
         entry = model.metadata_props.add()
         entry.key, entry.value = METADATA_KEY, json.dumps(config.to_dict())
+        if n_in_row is not None:
+            entry = model.metadata_props.add()
+            entry.key, entry.value = N_IN_ROW_KEY, str(int(n_in_row))
         model.producer_name = "gomoku-zero"
         onnx.checker.check_model(model)
         onnx.save(model, str(tmp))

@@ -121,7 +121,8 @@ def bench(net, onnx_path: Path, playouts: int, moves: int) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        from nets import CheckpointError, load_net
+        from nets import CheckpointError
+        from nets.checkpoint import load_model
         from nets.onnx_export import OnnxCheckError, check_onnx, export_onnx, require
         require("onnx")
         require("onnxruntime")
@@ -129,11 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        net = load_net(args.model)
+        net, n_in_row = load_model(args.model)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    export_onnx(net, args.out, opset=args.opset, exporter=args.exporter)
+    export_onnx(net, args.out, opset=args.opset, exporter=args.exporter, n_in_row=n_in_row)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB, {net.config.arch} "
           f"{net.config.width}x{net.config.height}, opset {args.opset})")
     try:

@@ -99,3 +99,10 @@ def test_resume_config_changes_only_what_a_run_may_change():
     for override in ("seed=3", "board.width=7", "net.channels=8"):
         with pytest.raises(ConfigError, match=f"{override.split('=')[0]}: .*cannot change on resume"):
             resume_config(stored, [override])
+
+
+def test_malformed_yaml_names_the_file_and_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("board:\n  width: [9\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml: line 3, column 1"):
+        load_config(path)

@@ -130,3 +130,14 @@ def test_az_spec_runs_an_exported_model(tmp_path):
 def save_model_to(path, net):
     save_model(path, net)
     return path
+
+
+def test_exported_model_keeps_its_rule(tmp_path):
+    from gomoku.players import make_player
+    from nets.onnx_export import export_onnx
+
+    path = export_onnx(build_net(NetConfig()), tmp_path / "four.onnx", n_in_row=4)
+    player = make_player(f"az:{path}:20", seed=0)
+    assert player.n_in_row == 4
+    with pytest.raises(ValueError, match="4 in a row"):
+        player.get_action(Board(9, 9, 5))

@@ -209,7 +209,7 @@ def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
             if not _export_folders:
                 atexit.register(remove_exports)
             _export_folders.append(folder)
-            exported = export_onnx(net, Path(folder) / "model.onnx")
+            exported = export_onnx(net, Path(folder) / "model.onnx", n_in_row=n_in_row)
             check_onnx(net, exported)
             _exported[path.resolve()] = exported, n_in_row
         exported, n_in_row = _exported[path.resolve()]

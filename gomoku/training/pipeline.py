@@ -359,7 +359,8 @@ class TrainPipeline:
         ladder = self._play_eval(f"pure:{playouts}", seed)
         others = [self._play_eval(spec, seed) for spec in e.opponents]
         score = ladder["score"]
-        save_model(self.run_dir / CURRENT_MODEL, self.net, iteration=self.iteration, games=self.games_played)
+        save_model(self.run_dir / CURRENT_MODEL, self.net, n_in_row=self.config.board.n_in_row,
+                   iteration=self.iteration, games=self.games_played)
         record = {"pure_playouts": playouts, **{k: ladder[k] for k in ("wins", "draws", "losses", "score")},
                   "new_best": False}
         if others:
@@ -371,7 +372,8 @@ class TrainPipeline:
             new_best = score > self.ladder.best_score
         if new_best:
             record["new_best"] = True
-            save_model(self.run_dir / BEST_MODEL, self.net, iteration=self.iteration, games=self.games_played,
+            save_model(self.run_dir / BEST_MODEL, self.net, n_in_row=self.config.board.n_in_row,
+                       iteration=self.iteration, games=self.games_played,
                        eval_pure_playouts=playouts, eval_score=score,
                        eval_opponents_score=record.get("opponents_score", -1.0))
             self.ladder.best_opponent_score = max(self.ladder.best_opponent_score,
