@@ -2,12 +2,16 @@
 
     python scripts/play.py                      # you play Black against the shipped model, az:models/9x9.pt:400
     python scripts/play.py --first ai           # the AI plays Black and moves first
-    python scripts/play.py --opponent minimax:2 # any player spec as the AI (see below)
+    python scripts/play.py --opponent minimax:2 # another AI (see the specs below)
+    python scripts/play.py --load game.txt      # go on with a saved game (Ctrl+S in the window saves one)
     python scripts/play.py --web                # in the browser: the static page, served on localhost
 
-Click an intersection to play. Keys (also buttons in the window): N new game, U undo your last move
-and the AI's reply, S swap colours, M move numbers, A analysis view, Esc quit.
-Without a trained model at models/9x9.pt the AI falls back to pure MCTS (pure:2000) and says so.
+Click an intersection to play. Keys (each also a button): N new game, U undo, S swap colours,
+Left/Right step through the game, Home/End first/last position, Enter go on from the position shown,
++/- AI strength, V the line the AI expects, M move numbers, A analysis, Ctrl+S save, Esc quit.
+Points are named in standard notation: column letter, row number counted from the bottom (A1 is
+the bottom-left corner). Without a trained model at models/9x9.pt the AI falls back to pure MCTS
+(pure:2000) and says so.
 
     python scripts/play.py --moves E5,D4,E4 --screenshot docs/screenshot.png   # README picture, headless
 """
@@ -26,33 +30,48 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
+from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
+from gomoku.ui.ai import AI_SPECS_HELP  # noqa: E402  (no pygame: the window is imported in main)
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 EXIT_USAGE = 2
+EXIT_NO_DISPLAY = 1
+
+
+def window_size(text: str) -> tuple[int, int]:
+    width, sep, height = text.lower().partition("x")
+    if not (sep and width.isdigit() and height.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, like 1400x920, got {text!r}")
+    return int(width), int(height)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=f"player specs for --opponent:\n{PLAYER_SPECS_HELP}")
-    parser.add_argument("--model", type=Path, help=f"the AI's model (default: {DEFAULT_MODEL})")
+        epilog=f"AI specs for --opponent:\n{AI_SPECS_HELP}")
+    parser.add_argument("--model", type=Path, help=f"the AI's model; a missing file is an error "
+                        f"(default: {DEFAULT_MODEL}, or pure MCTS while it does not exist)")
     parser.add_argument("--playouts", type=int, default=DEFAULT_PLAYOUTS,
-                        help="MCTS playouts per AI move with the model (default: %(default)s)")
-    parser.add_argument("--opponent", metavar="SPEC", help="any player spec as the AI, instead of the model")
-    parser.add_argument("--first", choices=("human", "ai"), default="human",
-                        help="who plays Black and moves first (default: %(default)s)")
+                        help="MCTS playouts per AI move with the model (default: %(default)s; +/- in the window)")
+    parser.add_argument("--opponent", metavar="SPEC", help="another AI instead of the model (specs below)")
+    parser.add_argument("--first", choices=("human", "ai"),
+                        help="who plays Black and moves first (default: human, or as in --load's file)")
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
-    parser.add_argument("--size", type=int, default=9, help="board width and height; the model must be "
-                        "trained for it (default: %(default)s)")
+    parser.add_argument("--size", type=int, help="board width and height; the model must be trained for it "
+                        "(default: 9, or --load's)")
     parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
     parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "
-                        "(column letter, row number from the top)")
+                        "(column letter, row number from the bottom), or from those in a saved game's file")
+    parser.add_argument("--load", type=Path, metavar="FILE", help="go on with a saved game (Ctrl+S saves one)")
+    parser.add_argument("--save", type=Path, metavar="FILE",
+                        help="where Ctrl+S saves the game (default: data/games/game-DATE-TIME.txt)")
     parser.add_argument("--numbers", action="store_true", help="show move numbers on the stones")
     parser.add_argument("--no-analysis", action="store_true", help="start with the analysis view hidden")
+    parser.add_argument("--window", type=window_size, metavar="WxH",
+                        help="the window's size in pixels (default: fitted to the screen; resizable)")
     parser.add_argument("--web", action="store_true", help="play in the browser instead: export the model's "
                         "page (gomoku/web) to a temp folder, serve it on localhost and open the browser")
     parser.add_argument("--screenshot", type=Path, metavar="PATH",
@@ -63,6 +82,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--playouts must be at least 1")
     if args.seconds is not None and args.seconds <= 0:
         parser.error("--seconds must be positive")
+    if args.moves is not None and args.load is not None:
+        parser.error("give --moves or --load, not both")
     return args
 
 
@@ -88,17 +109,21 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     try:
-        from gomoku.ui.app import PlayApp, SetupError
+        from gomoku.ui.app import NoDisplayError, PlayApp, SetupError
     except ImportError as error:
         print(f"error: the window needs pygame ({error}); install it with: python -m pip install pygame",
               file=sys.stderr)
         return EXIT_USAGE
+    first = "ai" if args.ai_first else args.first
     try:
-        app = PlayApp(args.opponent, model=args.model or default_model(), playouts=args.playouts,
-                      size=args.size, human_first=not (args.ai_first or args.first == "ai"), seed=args.seed,
-                      seconds=args.seconds,
-                      moves=args.moves, show_analysis=not args.no_analysis, show_numbers=args.numbers,
-                      screenshot=args.screenshot)
+        app = PlayApp(args.opponent, model=args.model, default_model=default_model(), playouts=args.playouts,
+                      size=args.size, human_first=None if first is None else first == "human", seed=args.seed,
+                      seconds=args.seconds, moves=args.moves, load=args.load, show_analysis=not args.no_analysis,
+                      show_numbers=args.numbers, screenshot=args.screenshot, window_size=args.window,
+                      save_path=args.save)
+    except NoDisplayError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_NO_DISPLAY
     except SetupError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -106,5 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """Exit without the interpreter's teardown, which takes seconds once torch is loaded (after
+    the window has already closed); logs and output are flushed first."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -1,4 +1,6 @@
-"""The play window (gomoku/ui/app.py, scripts/play.py), driven headless through real pygame events."""
+"""The play window (gomoku/ui, scripts/play.py), driven headless through real pygame events.
+
+The helpers here (make_app, click, press, ...) are shared with tests/test_ui_window.py."""
 
 import importlib.util
 import os
@@ -15,7 +17,9 @@ os.environ["SDL_AUDIODRIVER"] = "dummy"
 os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
 pygame = pytest.importorskip("pygame")
 
+from gomoku.ui.ai import SearchState  # noqa: E402
 from gomoku.ui.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
+from gomoku.ui.layout import BASE_SIZE  # noqa: E402
 from gomoku.game.board import Board  # noqa: E402
 from gomoku.players import Player, parse_point  # noqa: E402
 
@@ -40,16 +44,21 @@ def make_app():
 
 def click(app, move=None, pos=None):
     """A real left click (press and release) at a board point or a pixel, then one frame."""
-    pos = app.point_to_pixel(move) if pos is None else pos
+    pos = app.layout.point_to_pixel(move) if pos is None else pos
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=pos, button=1))
     app.step()
 
 
-def press(app, key):
-    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0, unicode=""))
-    pygame.event.post(pygame.event.Event(pygame.KEYUP, key=key, mod=0))
+def press(app, key, mod=0, unicode=""):
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=mod, unicode=unicode))
+    pygame.event.post(pygame.event.Event(pygame.KEYUP, key=key, mod=mod))
     app.step()
+
+
+def button(app, action):
+    [found] = [b for b in app.layout.buttons if b.action == action]
+    return found
 
 
 def wait_thinking(app, timeout=5.0):
@@ -88,10 +97,10 @@ def test_clicks_on_taken_points_or_off_the_board_do_nothing(make_app):
     click(app, E5)  # taken by us
     assert "taken" in app.status_text()
     click(app, before[1])  # taken by the AI
-    x, y = app.point_to_pixel(E5)
-    half = round(app.cell / 2)
-    for pos in [(3, 3), (x + half, y + half), (app.panel_rect.centerx, app.panel_rect.y + 5),
-                (x, app.status_rect.centery), (-20, 900)]:
+    x, y = app.layout.point_to_pixel(E5)
+    half = round(app.layout.cell / 2)
+    for pos in [(3, 3), (x + half, y + half), (app.layout.panel.centerx, app.layout.panel.y + 5),
+                (x, app.layout.status.centery), (-20, 900)]:
         click(app, pos=pos)
     assert app.board.moves == before and not app.thinking()
     free = point("A1")
@@ -119,7 +128,7 @@ def test_undo_while_the_ai_thinks_stops_the_search(make_app):
     app = make_app(SLOW_AI, seed=0)
     click(app, E5)
     wait_thinking(app)
-    job = app._job
+    job = app.thinker.job
     press(app, pygame.K_u)
     assert app.board.moves == [] and not app.thinking()
     assert app.run_until_idle(3), "the cancelled search did not stop"
@@ -157,8 +166,8 @@ def test_a_win_ends_the_game_and_is_highlighted(make_app):
     click(app, point("E5"))  # after the end: ignored
     assert len(app.board.moves) == 9
     surface = app.draw()
-    x, y = app.point_to_pixel(point("C1"))
-    r, g, b, *_ = surface.get_at((x, y - app.stone_radius - 1))  # on the gold ring
+    x, y = app.layout.point_to_pixel(point("C1"))
+    r, g, b, *_ = surface.get_at((x, y - app.layout.stone_radius - 1))  # on the gold ring
     assert r > 200 and g > 150 and b < 120
 
 
@@ -166,14 +175,14 @@ def test_a_win_ends_the_game_and_is_highlighted(make_app):
 def test_the_drawn_board_shows_stones_and_wood(make_app):
     app = make_app("minimax:1", seed=0, moves="E5,D4")
     surface = app.draw()
-    assert surface.get_size() == (900, 640)
-    black = surface.get_at(app.point_to_pixel(E5))
+    assert surface.get_size() == BASE_SIZE
+    black = surface.get_at(app.layout.point_to_pixel(E5))
     assert max(black[:3]) < 110
-    x, y = app.point_to_pixel(point("D4"))
+    x, y = app.layout.point_to_pixel(point("D4"))
     white = surface.get_at((x + 8, y + 8))  # off the last-move mark in the middle
     assert min(white[:3]) > 170
-    x, y = app.point_to_pixel(point("G7"))
-    wood = surface.get_at((x + round(app.cell / 4), y + round(app.cell / 4)))
+    x, y = app.layout.point_to_pixel(point("G7"))
+    wood = surface.get_at((x + round(app.layout.cell / 4), y + round(app.layout.cell / 4)))
     assert wood.r > 170 and wood.r > wood.g > wood.b + 20
 
 
@@ -181,18 +190,17 @@ def test_toggles_for_numbers_and_analysis(make_app):
     app = make_app("pure:50", seed=0)
     click(app, E5)
     assert app.run_until_idle(5)
-    shown = app.draw().subsurface(app.panel_rect).copy()
+    shown = app.draw().subsurface(app.layout.panel).copy()
     press(app, pygame.K_a)
-    assert not app.show_analysis
-    hidden = app.draw().subsurface(app.panel_rect).copy()
+    assert not app.show_analysis and "Analysis hidden" in app.renderer.texts()
+    hidden = app.draw().subsurface(app.layout.panel).copy()
     assert pygame.image.tobytes(shown, "RGB") != pygame.image.tobytes(hidden, "RGB")
     press(app, pygame.K_a)
     assert app.show_analysis
     assert not app.show_numbers
     press(app, pygame.K_m)
     assert app.show_numbers
-    [numbers] = [b for b in app.buttons if b.action == "numbers"]
-    click(app, pos=numbers.rect.center)  # the on-screen button does the same
+    click(app, pos=button(app, "numbers").rect.center)  # the on-screen button does the same
     assert not app.show_numbers and len(app.board.moves) == 2
 
 
@@ -204,14 +212,17 @@ def test_analysis_shows_the_search_live_and_after(make_app):
     while not app.is_idle():
         assert time.perf_counter() < deadline
         app.step()
-        if app.analysis is not None and not app.analysis.final:
-            live.append(app.analysis.playouts)
+        shown, _ = app.shown_analysis()
+        if shown is not None and shown.state == SearchState.LIVE:
+            live.append(shown.playouts)
+            app.draw()
+            assert any(text.startswith("live: ") for text in app.renderer.texts())
         time.sleep(0.002)
     assert live, "no progress shown while searching"
-    analysis = app.analysis
-    assert analysis.final and analysis.moves == (E5,) and analysis.chosen == app.board.moves[1]
-    assert analysis.result.visits.sum() > 0 and -1.0 <= analysis.result.value <= 1.0
-    assert analysis.playouts == 1000
+    analysis = app.analyses[(E5,)]
+    assert analysis.state == SearchState.DONE and analysis.chosen == app.board.moves[1]
+    assert analysis.visits.sum() > 0 and -1.0 <= analysis.value <= 1.0
+    assert analysis.playouts == 1000 and app.shown_analysis() == (analysis, app.board.moves[1])
 
 
 # ---------------------------------------------------------------------------- never frozen
@@ -219,7 +230,7 @@ def test_the_window_stays_responsive_and_closes_mid_search(make_app):
     app = make_app(SLOW_AI, seed=0)
     click(app, E5)
     wait_thinking(app)
-    job = app._job
+    job = app.thinker.job
     slowest = 0.0
     for _ in range(5):
         started = time.perf_counter()
@@ -242,7 +253,7 @@ def test_alphazero_model_plays(make_app, tmp_path):
     click(app, E5)
     assert app.run_until_idle(20)
     assert len(app.board.moves) == 2
-    assert -1.0 <= app.analysis.result.value <= 1.0
+    assert -1.0 <= app.analyses[(E5,)].value <= 1.0
     explicit = make_app(f"az:{model}:50", seed=0, human_first=False)
     assert explicit.run_until_idle(20) and len(explicit.board.moves) == 1
 
@@ -275,7 +286,7 @@ def test_an_ai_that_fails_does_not_take_the_window_down(make_app):
 
 
 def test_without_a_model_the_fallback_plays_and_says_so(make_app, tmp_path):
-    app = make_app(model=tmp_path / "missing.pt")
+    app = make_app(default_model=tmp_path / "missing.pt")
     assert app.ai_spec == FALLBACK_SPEC
     assert "No model" in app.note and FALLBACK_SPEC in app.note
 
@@ -301,7 +312,7 @@ def test_screenshot_from_the_command_line(tmp_path):
                                 "--screenshot", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     image = pygame.image.load(str(out))
-    assert image.get_size() == (900, 640)
+    assert image.get_size() == BASE_SIZE
 
 
 def test_importing_gomoku_does_not_import_pygame():

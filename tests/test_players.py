@@ -208,12 +208,14 @@ def test_importing_players_and_arena_skips_torch_and_pygame():
 def test_point_names():
     board = Board()
     assert format_point(board, 40) == "E5" and parse_point(board, " e5 ") == 40
-    assert parse_point(board, "A1") == 0 and parse_point(board, "I9") == 80
+    # standard notation: row 1 is the bottom row (the last row of move = row * width + col)
+    assert parse_point(board, "A1") == 72 and parse_point(board, "I9") == 8 and parse_point(board, "A9") == 0
+    assert [format_point(board, m) for m in (0, 8, 72, 80)] == ["A9", "I9", "A1", "I1"]
     for text in ["", "5,5", "E", "55", "J1", "A10", "A0", "EE5"]:
         with pytest.raises(ValueError):
             parse_point(board, text)
     wide = Board(10, 7)
-    assert parse_point(wide, "J7") == 69 and format_point(wide, 69) == "J7"
+    assert parse_point(wide, "J7") == 9 and format_point(wide, 9) == "J7" and format_point(wide, 69) == "J1"
 
 
 def test_human_player_asks_again_until_the_move_is_legal():
@@ -226,7 +228,7 @@ def test_human_player_asks_again_until_the_move_is_legal():
         return next(answers)
 
     player = HumanPlayer(input_fn=fake_input, output_fn=output.append)
-    assert player.get_action(board) == board.location_to_move((1, 2))  # C2
+    assert player.get_action(board) == board.location_to_move((board.height - 2, 2))  # C2
     assert board.moves == [40]
     assert len(prompts) == 5 and "O" in prompts[0] and "E5" in prompts[0]
     text = "\n".join(output)

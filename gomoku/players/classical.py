@@ -365,13 +365,14 @@ class MinimaxPlayer(Player):
 
 # ---------------------------------------------------------------------------- human
 def format_point(board: Board, move: int) -> str:
-    """Move -> the name used in the board picture and by HumanPlayer, e.g. 40 -> "E5" on 9x9."""
+    """Move -> its name in standard notation: column letter, row number counted from the bottom
+    (row 1 is the last row of ``move = row * width + col``), e.g. 40 -> "E5" and 72 -> "A1" on 9x9."""
     row, col = board.move_to_location(move)
-    return f"{COLUMN_LETTERS[col]}{row + 1}"
+    return f"{COLUMN_LETTERS[col]}{board.height - row}"
 
 
 def parse_point(board: Board, text: str) -> int:
-    """ "E5" (column letter, row number from the top, as in ``str(board)``) -> move.
+    """ "E5" (standard notation: column letter, row number counted from the bottom) -> move.
 
     Raises ValueError with a readable reason when the text is not a point on this board.
     """
@@ -379,7 +380,7 @@ def parse_point(board: Board, text: str) -> int:
     if not match:
         raise ValueError("expected a column letter and a row number, like E5")
     col = COLUMN_LETTERS.index(match.group(1).upper())
-    row = int(match.group(2)) - 1
+    row = board.height - int(match.group(2))
     if not (0 <= col < board.width and 0 <= row < board.height):
         last = f"{COLUMN_LETTERS[board.width - 1]}{board.height}"
         raise ValueError(f"off the board: columns A-{COLUMN_LETTERS[board.width - 1]}, "

@@ -1,0 +1,306 @@
+"""The game behind the play window, and its commands; no pygame, no AI.
+
+A ``Session`` holds the line of moves played (``history``, each with who played it) and how many
+of them the board shows (``cursor``): stepping back and forth only moves the cursor, and any move,
+undo or resume while looking at an earlier position drops the moves after it and goes on from
+there. The person plays one colour (``human``), the AI the other.
+
+Saved games are plain text (``format_game`` / ``parse_game``): an optional ``#`` header, then one
+move per line in board coordinates (``E5``; column letter, row 1 at the bottom). ``parse_game``
+also reads moves separated by commas or spaces, so ``--moves E5,D4`` and a saved file read the same.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Sequence
+
+from gomoku.game.board import DRAW, EMPTY, Board, other
+from gomoku.players import COLUMN_LETTERS, format_point, parse_point
+
+N_IN_ROW = 5
+DEFAULT_SIZE = 9
+MIN_SIZE = N_IN_ROW
+MAX_SIZE = len(COLUMN_LETTERS)
+BLACK, WHITE = 1, 2
+COLOUR_NAMES = {BLACK: "Black", WHITE: "White"}
+FILE_TITLE = "# gomoku-zero game"
+YOU_NAME = "you"  # the player header of the person's colour in a saved game
+
+
+class SetupError(Exception):
+    """The window cannot start as asked: a bad player spec or move list, a missing model..."""
+
+
+class Author(str, Enum):
+    """Who played a move."""
+
+    YOU = "you"
+    AI = "ai"
+    SETUP = "set-up"  # given with --moves (or a saved game without player headers)
+
+
+@dataclass(frozen=True)
+class Played:
+    move: int
+    by: Author
+
+
+@dataclass(frozen=True)
+class SavedGame:
+    """A game read from text: the board size, the moves, and the header's players and result."""
+
+    size: int
+    moves: tuple[int, ...]
+    black: str = ""
+    white: str = ""
+    result: str = ""
+
+    def human_colour(self) -> int | None:
+        """The colour whose player header is ``you``, if exactly one is."""
+        you = [c for c, name in ((BLACK, self.black), (WHITE, self.white)) if name.lower() == YOU_NAME]
+        return you[0] if len(you) == 1 else None
+
+
+def new_board(size: int) -> Board:
+    return Board(size, size, N_IN_ROW)
+
+
+def check_size(size: int) -> None:
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise SetupError(f"the board size must be {MIN_SIZE} to {MAX_SIZE} for five in a row, got {size}")
+
+
+# ------------------------------------------------------------------------------ the game
+class Session:
+    """The moves of one game, the position shown, and who plays which colour."""
+
+    def __init__(self, size: int = DEFAULT_SIZE, human: int = BLACK, moves: tuple[int, ...] = (),
+                 authors: tuple[Author, ...] | None = None):
+        check_size(size)
+        self.size = size
+        self.human = human
+        self.board = new_board(size)
+        self.history: list[Played] = []
+        authors = authors or (Author.SETUP,) * len(moves)
+        for move, by in zip(moves, authors):
+            self.board.do_move(move)
+            self.history.append(Played(move, by))
+
+    # -------------------------------------------------------------------------- queries
+    @property
+    def cursor(self) -> int:
+        """How many moves of the history the board shows."""
+        return len(self.board.moves)
+
+    @property
+    def ai_colour(self) -> int:
+        return other(self.human)
+
+    def position(self) -> tuple[int, ...]:
+        return tuple(self.board.moves)
+
+    def reviewing(self) -> bool:
+        """True while the board shows an earlier position than the last one played."""
+        return self.cursor < len(self.history)
+
+    def game_over(self) -> bool:
+        return self.board.game_end()[0]
+
+    def human_to_move(self) -> bool:
+        """The person may play here (also while reviewing: playing then goes on from here)."""
+        return not self.game_over() and self.board.current_player == self.human
+
+    def ai_to_move(self) -> bool:
+        """The AI should think now: the latest position, its colour to move, the game not over."""
+        return not self.reviewing() and not self.game_over() and self.board.current_player == self.ai_colour
+
+    def to_move_at(self, ply: int) -> int:
+        """The colour to move after ``ply`` moves."""
+        return self.board.start_player if ply % 2 == 0 else other(self.board.start_player)
+
+    def author(self, index: int) -> Author:
+        return self.history[index].by
+
+    def result_text(self) -> str:
+        """ "Black wins", "Draw", or "" while the game goes on (at the last position played)."""
+        final = new_board(self.size)
+        for played in self.history:
+            final.do_move(played.move)
+        ended, winner = final.game_end()
+        if not ended:
+            return ""
+        return "Draw" if winner == DRAW else f"{COLOUR_NAMES[winner]} wins"
+
+    # -------------------------------------------------------------------------- commands
+    def play(self, move: int, by: Author) -> None:
+        """Play ``move`` at the position shown (dropping any later moves). Raises the board's
+        IllegalMoveError (a ValueError), and then changes nothing."""
+        self.board.do_move(move)
+        del self.history[self.cursor - 1:]
+        self.history.append(Played(move, by))
+
+    def resume(self) -> int:
+        """Go on from the position shown: drop the later moves. Returns how many were dropped."""
+        dropped = len(self.history) - self.cursor
+        del self.history[self.cursor:]
+        return dropped
+
+    def new_game(self) -> None:
+        self.board = new_board(self.size)
+        self.history = []
+
+    def undo(self) -> tuple[Played, ...]:
+        """Back to the latest earlier position where the person is to move; the moves taken back
+        in the order they were played (none when there is no such position)."""
+        self.resume()
+        target = next((ply for ply in range(self.cursor - 1, -1, -1) if self.to_move_at(ply) == self.human),
+                       None)
+        if target is None:
+            return ()
+        taken = tuple(self.history[target:])
+        self.go_to(target)
+        self.resume()
+        return taken
+
+    def swap(self) -> bool:
+        """The person takes the other colour. After a finished game, or before the first move, that
+        starts a new game; returns True then."""
+        self.human = other(self.human)
+        if not self.history or (self.game_over() and not self.reviewing()):
+            self.new_game()
+            return True
+        return False
+
+    def go_to(self, ply: int) -> int:
+        """Show the position after ``ply`` moves of the history (clamped); returns the ply shown."""
+        ply = max(0, min(ply, len(self.history)))
+        while self.cursor > ply:
+            self.board.undo_move()
+        while self.cursor < ply:
+            self.board.do_move(self.history[self.cursor].move)
+        return ply
+
+    def back(self, steps: int = 1) -> int:
+        return self.go_to(self.cursor - steps)
+
+    def forward(self, steps: int = 1) -> int:
+        return self.go_to(self.cursor + steps)
+
+    # -------------------------------------------------------------------------- saving
+    def players(self, ai_name: str) -> dict[int, str]:
+        return {self.human: YOU_NAME, self.ai_colour: ai_name}
+
+    def to_text(self, ai_name: str) -> str:
+        players = self.players(ai_name)
+        return format_game(self.size, [p.move for p in self.history], players[BLACK], players[WHITE],
+                           self.result_text())
+
+
+def describe_undo(taken: tuple[Played, ...], board: Board) -> str:
+    """What an undo took back, in words: "Took back your move D4 and the AI's reply E4."."""
+    if not taken:
+        return "Nothing of yours to take back (use Left to step back through the game)."
+    groups: list[tuple[Author, list[str]]] = []
+    for played in taken:
+        name = format_point(board, played.move)
+        if groups and groups[-1][0] == played.by:
+            groups[-1][1].append(name)
+        else:
+            groups.append((played.by, [name]))
+    if [by for by, _ in groups] == [Author.YOU, Author.AI] and len(groups[1][1]) == 1 and len(groups[0][1]) == 1:
+        return f"Took back your move {groups[0][1][0]} and the AI's reply {groups[1][1][0]}."
+    owner = {Author.YOU: "your", Author.AI: "the AI's", Author.SETUP: "the set-up"}
+    parts = [f"{owner[by]} move{'s' if len(names) > 1 else ''} {', '.join(names)}" for by, names in groups]
+    return "Took back " + " and ".join(parts) + "."
+
+
+def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | None, size: int | None) -> SavedGame:
+    """The game to start from: a saved game (``load``), ``moves`` (text, a file, or move numbers)."""
+    if moves is not None and load is not None:
+        raise SetupError("give --moves or --load, not both")
+    if load is not None:
+        try:
+            text = Path(load).read_text(encoding="utf-8")
+        except OSError as error:
+            raise SetupError(f"cannot read {load}: {error.strerror or error}") from error
+        try:
+            return parse_game(text, size)
+        except SetupError as error:
+            raise SetupError(f"bad game in {load}: {error}") from error
+    if moves is None or isinstance(moves, (str, Path)):
+        text = str(moves or "")
+        if isinstance(moves, Path) or (text and Path(text).is_file()):
+            text = Path(text).read_text(encoding="utf-8")
+        try:
+            return parse_game(text, size)
+        except SetupError as error:
+            raise SetupError(f"bad --moves: {error}") from error
+    size = size or DEFAULT_SIZE
+    check_size(size)
+    board = new_board(size)
+    try:
+        for move in moves:
+            board.do_move(int(move))
+    except ValueError as error:
+        raise SetupError(f"bad --moves: {error}") from error
+    return SavedGame(size, tuple(board.moves))
+
+
+
+# ------------------------------------------------------------------------------ text format
+def format_game(size: int, moves: list[int], black: str, white: str, result: str = "") -> str:
+    board = new_board(size)
+    lines = [FILE_TITLE, f"# size: {size}x{size}", f"# black: {black}", f"# white: {white}"]
+    if result:
+        lines.append(f"# result: {result}")
+    lines += [format_point(board, move) for move in moves]
+    return "\n".join(lines) + "\n"
+
+
+def _header_size(value: str) -> int:
+    match = re.fullmatch(r"(\d+)(?:\s*x\s*(\d+))?", value.strip())
+    if not match or (match.group(2) and match.group(2) != match.group(1)):
+        raise SetupError(f"bad size {value!r} in the header: expected a square board like 9x9")
+    return int(match.group(1))
+
+
+def parse_game(text: str, size: int | None = None) -> SavedGame:
+    """Moves (and an optional header) -> SavedGame; every move is checked on a board.
+
+    ``size`` is the board size asked for: None takes the header's (or the default); a header
+    that says another size is an error. Errors are SetupError naming the move: "move 2, E5: that
+    point is already taken".
+    """
+    headers: dict[str, str] = {}
+    tokens: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            key, sep, value = line[1:].partition(":")
+            if sep:
+                headers[key.strip().lower()] = value.strip()
+            continue
+        tokens += [token for token in re.split(r"[,;\s]+", line) if token]
+    file_size = _header_size(headers["size"]) if "size" in headers else None
+    if size is not None and file_size is not None and size != file_size:
+        raise SetupError(f"the game is for a {file_size}x{file_size} board, not {size}x{size}")
+    size = size or file_size or DEFAULT_SIZE
+    check_size(size)
+    board = new_board(size)
+    for number, token in enumerate(tokens, 1):
+        try:
+            move = parse_point(board, token)
+        except ValueError as error:
+            raise SetupError(f"move {number}, {token!r}: {error}") from error
+        where = f"move {number}, {format_point(board, move)}"
+        if board.game_end()[0]:
+            raise SetupError(f"{where}: the game was already over")
+        if board.stone(move) != EMPTY:
+            raise SetupError(f"{where}: that point is already taken")
+        board.do_move(move)
+    return SavedGame(size, tuple(board.moves), headers.get("black", ""), headers.get("white", ""),
+                     headers.get("result", ""))

@@ -1,0 +1,124 @@
+"""The play window's game and its commands (gomoku/ui/session.py) and the saved-game text: no pygame."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gomoku.game.board import Board
+from gomoku.players import parse_point
+from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, SearchState, Strength, spec_strength,
+                          strength_ladder, with_strength)
+from gomoku.ui.session import (BLACK, WHITE, Author, Played, Session, SetupError, describe_undo, format_game,
+                               initial_game, parse_game)
+
+BOARD = Board()
+
+
+def p(name):
+    return parse_point(BOARD, name)
+
+
+def session_with(names, authors, human=BLACK):
+    return Session(9, human, tuple(p(n) for n in names), tuple(authors))
+
+
+def test_the_session_package_needs_no_pygame():
+    code = "import sys, gomoku.ui.session, gomoku.ui.ai; assert 'pygame' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_undo_goes_back_to_your_turn_and_says_whose_moves_went():
+    you, ai = Author.YOU, Author.AI
+    game = session_with(["E5", "D4", "F4", "D6"], [you, ai, you, ai])
+    taken = game.undo()
+    assert [t.move for t in taken] == [p("F4"), p("D6")] and game.position() == (p("E5"), p("D4"))
+    assert describe_undo(taken, game.board) == "Took back your move F4 and the AI's reply D6."
+    # Issue 15, 3: N, S (the AI opens E5), D4, S (you take Black), the AI plays twice in a row; U.
+    swapped = session_with(["E5", "D4", "F5", "E4"], [ai, you, ai, ai], human=BLACK)
+    taken = swapped.undo()
+    assert [t.by for t in taken] == [ai, ai] and swapped.position() == (p("E5"), p("D4"))
+    assert swapped.board.current_player == BLACK
+    message = describe_undo(taken, swapped.board)
+    assert message == "Took back the AI's moves F5, E4." and "your" not in message
+    assert Session(9, WHITE, (p("E5"),), (ai,)).undo() == ()
+    assert "Nothing" in describe_undo((), BOARD)
+    mixed = describe_undo((Played(p("A1"), Author.SETUP), Played(p("B2"), you)), BOARD)
+    assert mixed == "Took back the set-up move A1 and your move B2."
+
+
+def test_stepping_back_and_going_on_from_an_earlier_position():
+    game = session_with(["E5", "D4", "F4", "D6"], [Author.YOU, Author.AI] * 2)
+    assert not game.reviewing() and game.back() == 3 and game.reviewing()
+    assert game.go_to(-5) == 0 and game.board.moves == [] and game.go_to(99) == 4
+    game.go_to(2)
+    assert game.human_to_move() and not game.ai_to_move()  # Black to move, but an earlier position
+    game.play(p("A1"), Author.YOU)  # playing there drops the later moves
+    assert game.position() == (p("E5"), p("D4"), p("A1")) and len(game.history) == 3 and game.ai_to_move()
+    game.go_to(1)
+    assert game.resume() == 2 and game.position() == (p("E5"),) and game.ai_to_move()
+    with pytest.raises(ValueError):
+        game.play(p("E5"), Author.YOU)
+    assert len(game.history) == 1
+
+
+def test_swap_before_the_first_move_or_after_the_end_starts_a_new_game():
+    game = Session()
+    assert game.swap() and game.human == WHITE and game.ai_to_move()
+    game = session_with(["E5"], [Author.YOU])
+    assert not game.swap() and game.human == WHITE and game.position() == (p("E5"),)
+    won = session_with(["A1", "A9", "B1", "B9", "C1", "C9", "D1", "D9", "E1"], [Author.SETUP] * 9)
+    assert won.result_text() == "Black wins" and won.swap() and won.history == []
+
+
+def test_a_saved_game_reads_back_and_moves_read_the_same_way():
+    game = session_with(["E5", "D4", "F4"], [Author.YOU, Author.AI, Author.YOU])
+    text = game.to_text("az:models/9x9.pt:400")
+    assert text.splitlines() == ["# gomoku-zero game", "# size: 9x9", "# black: you",
+                                 "# white: az:models/9x9.pt:400", "E5", "D4", "F4"]
+    saved = parse_game(text)
+    assert saved.moves == game.position() and saved.size == 9 and saved.human_colour() == BLACK
+    assert parse_game("E5, D4;F4").moves == saved.moves == parse_game("e5\n\n d4 f4\n").moves
+    assert parse_game(format_game(11, [0, 120], "az:x:1", "you")).size == 11
+    assert initial_game(None, None, 13).size == 13 and initial_game([40, 41], None, None).moves == (40, 41)
+    with pytest.raises(SetupError, match="for a 9x9 board, not 11x11"):
+        parse_game(text, size=11)
+    with pytest.raises(SetupError, match="bad size"):
+        parse_game("# size: 9x7\nE5")
+
+
+def test_bad_moves_name_the_move_and_the_point():
+    """Issue 15, 7: not "move 40 (row 4, col 4) is already occupied", an index of the board."""
+    with pytest.raises(SetupError) as error:
+        parse_game("E5,E5")
+    assert str(error.value) == "move 2, E5: that point is already taken"
+    with pytest.raises(SetupError, match="move 3, 'Z9': off the board"):
+        parse_game("E5 D4 Z9")
+    with pytest.raises(SetupError, match="move 10, A2: the game was already over"):
+        parse_game("A1 A9 B1 B9 C1 C9 D1 D9 E1 A2")
+    with pytest.raises(SetupError, match="bad --moves: move 2, E5"):
+        initial_game("E5,E5", None, None)
+
+
+def test_standard_notation_counts_rows_from_the_bottom():
+    assert divmod(p("A1"), 9) == (8, 0) and divmod(p("A9"), 9) == (0, 0) and p("E5") == 40
+
+
+def test_win_estimates_are_per_colour():
+    analysis = Analysis((p("E5"),), WHITE, np.ones(81), 0.5, 10, 0.1, (), SearchState.LIVE)
+    assert analysis.win_for(WHITE) == 0.75 and analysis.win_for(BLACK) == 0.25
+    assert analysis.stopped().state == SearchState.STOPPED and analysis.shares().sum() == pytest.approx(1)
+    pytest.importorskip("pygame")
+    from gomoku.ui.panel import win_labels
+    assert win_labels(analysis, human=WHITE) == ("Black (AI) 25%", "75% White (you)")
+    assert win_labels(analysis, human=BLACK) == ("Black (you) 25%", "75% White (AI)")
+
+
+def test_strength_presets():
+    assert spec_strength("az:models/9x9.pt:400") == Strength(400) and spec_strength("minimax:2") is None
+    assert spec_strength("pure:50", 2.0) == Strength(50, 2.0)
+    assert with_strength("az:runs/a:b/best.pt:400", Strength(1600)) == "az:runs/a:b/best.pt:1600"
+    ladder = strength_ladder(Strength(50))
+    assert ladder[0] == Strength(50) and ladder[1:] == list(STRENGTH_PRESETS)
+    assert Strength(SECONDS_PLAYOUT_CAP, 3.0).label == "3 s a move" and Strength(400).label == "400 playouts"

@@ -1,0 +1,287 @@
+"""The play window's features and the defects of issue 15 (and two of issue 12), driven through
+real pygame events, headless."""
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from test_play_window import (E5, REPO_ROOT, SLOW_AI, _load_script, button, click, make_app, point,  # noqa: F401
+                              press, pygame, wait_thinking)
+
+from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, SearchState, Strength  # noqa: E402
+from gomoku.ui.app import GAME_OVER, PlayApp, SetupError  # noqa: E402
+from gomoku.ui.layout import BASE_SIZE, MIN_WINDOW  # noqa: E402
+from gomoku.ui.panel import win_labels  # noqa: E402
+from gomoku.ui.session import BLACK, WHITE  # noqa: E402
+
+
+def texts(app):
+    app.draw()
+    return app.renderer.texts()
+
+
+# ---------------------------------------------------------------------------- the defects
+def test_swap_during_a_search_shows_it_stopped_and_credits_the_right_side(make_app):
+    """Issue 15, 1: not "2600 playouts, live", and the win estimate of the side that was to move."""
+    app = make_app(SLOW_AI, seed=0)
+    click(app, E5)
+    wait_thinking(app)
+    deadline = time.perf_counter() + 10
+    while app.thinker.job.live() is None:
+        assert time.perf_counter() < deadline
+        time.sleep(0.01)
+    press(app, pygame.K_s)
+    assert app.human == WHITE and not app.thinking()
+    analysis, _ = app.shown_analysis()
+    assert analysis.state == SearchState.STOPPED and analysis.to_move == WHITE
+    shown = texts(app)
+    assert f"stopped at {analysis.playouts} playouts" in shown and not any("live" in t for t in shown)
+    black, white = win_labels(analysis, app.human)
+    assert black in shown and white in shown and "(you)" in white and "(AI)" in black
+    assert white.startswith(f"{100 - round(100 * (1 - (analysis.value + 1) / 2))}%")  # White was to move
+    assert app.run_until_idle(5) and app.board.moves == [E5]  # your move now: the AI waits
+
+
+def test_the_game_over_message_is_drawn_whole(make_app):
+    """Issue 15, 2: the message was cut off by the opponent's label."""
+    app = make_app("minimax:1", seed=0, moves="A1,A9,B1,B9,C1,C9,D1,I9")
+    click(app, point("E1"))
+    assert app.board.game_end() == (True, BLACK)
+    click(app, point("E5"))
+    app.draw()
+    [status] = [t for t in app.renderer.drawn if t.text == GAME_OVER]
+    assert app.layout.status.contains(status.rect)
+    assert not any(t.rect.colliderect(status.rect) for t in app.renderer.drawn if t is not status)
+
+
+def test_undo_after_a_swap_names_the_ais_moves(make_app):
+    """Issue 15, 3: N, S, D4, S, U took back two AI moves but said "your move and the AI's reply"."""
+    app = make_app("minimax:1", seed=0)
+    press(app, pygame.K_n)
+    press(app, pygame.K_s)
+    assert app.run_until_idle(5) and len(app.board.moves) == 1
+    d4 = point("D4") if app.board.stone(point("D4")) == 0 else point("C3")
+    click(app, d4)
+    assert app.run_until_idle(5) and len(app.board.moves) == 3
+    press(app, pygame.K_s)
+    assert app.run_until_idle(5) and len(app.board.moves) == 4 and app.human == BLACK
+    first_two, ai_moves = app.board.moves[:2], app.board.moves[2:]
+    press(app, pygame.K_u)
+    assert app.board.moves == first_two and app.board.current_player == BLACK
+    names = ", ".join(_name(app, m) for m in ai_moves)
+    assert app.status_text() == f"Took back the AI's moves {names}."
+
+
+def _name(app, move):
+    from gomoku.players import format_point
+    return format_point(app.board, move)
+
+
+def test_the_window_resizes_and_scales(make_app):
+    """Issue 15, 4: the window could not be resized."""
+    app = make_app("minimax:1", seed=0)
+    cell = app.layout.cell
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=(1500, 990), w=1500, h=990))
+    app.step()
+    assert app.screen.get_size() == (1500, 990) and app.layout.scale == pytest.approx(1.5)
+    assert app.layout.cell == pytest.approx(1.5 * cell, abs=1) and app.draw().get_size() == (1500, 990)
+    assert app.layout.wood.right < app.layout.panel.x and app.layout.panel.right <= 1500
+    click(app, point("C3"))  # at the new pixel of C3
+    assert app.board.moves[0] == point("C3")
+    wide = (1800, 700)  # another shape: scaled to fit, centred
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=wide, w=wide[0], h=wide[1]))
+    app.step()
+    assert app.layout.scale == pytest.approx(700 / BASE_SIZE[1]) and app.layout.wood.x > 100
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=(200, 100), w=200, h=100))
+    app.step()
+    assert app.screen.get_size() == MIN_WINDOW
+
+
+def test_the_process_exits_at_once_after_the_window(tmp_path):
+    """Issue 15, 5: 2-3 s after the window closed (the interpreter's teardown with torch loaded)."""
+    out = tmp_path / "shot.png"
+    code = ("import atexit, runpy, sys, time; atexit.register(time.sleep, 60); "
+            f"sys.argv = ['play.py', '--opponent', 'minimax:1', '--screenshot', {str(out)!r}]; "
+            "runpy.run_path('scripts/play.py', run_name='__main__')")
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy")
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=50)
+    assert done.returncode == 0, done.stderr
+    assert time.perf_counter() - started < 40 and out.is_file() and f"saved {out}" in done.stderr
+
+
+def test_the_mini_board_shows_played_stones_and_undo_keeps_the_analysis(make_app):
+    """Issue 15, 6: heat was drawn over the stone just played, and undo blanked the mini-board."""
+    app = make_app("pure:200", seed=0)
+    click(app, E5)
+    assert app.run_until_idle(10)
+    reply = app.board.moves[1]
+    app.draw()
+    x, y = app.layout.heat_centre(reply)
+    assert min(app.screen.get_at((x - 2, y - 2))[:3]) > 150  # a white stone, no heat
+    assert not any(t.rect.collidepoint((x, y)) for t in app.renderer.drawn)  # no share written on it
+    assert app.shown_analysis() == (app.analyses[(E5,)], reply)
+    click(app, point("A1"))
+    assert app.run_until_idle(10) and len(app.board.moves) == 4
+    press(app, pygame.K_u)
+    assert app.board.moves == [E5, reply] and app.shown_analysis() == (app.analyses[(E5,)], reply)
+    assert "visits" in texts(app)
+
+
+def test_command_line_messages(capsys, tmp_path):
+    """Issue 15, 7 and issue 12: indices in messages, a help that lists 'human', a mistyped model."""
+    play = _load_script()
+    assert play.main(["--opponent", "minimax:1", "--moves", "E5,E5"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: bad --moves: move 2, E5: that point is already taken\n"
+    assert play.main(["--model", str(tmp_path / "typo.pt")]) == 2
+    assert capsys.readouterr().err == f"error: no model file at {tmp_path / 'typo.pt'}\n"
+    assert play.main(["--opponent", "human"]) == 2
+    with pytest.raises(SystemExit):
+        play.parse_args(["--help"])
+    help_text = capsys.readouterr().out
+    assert "human " not in help_text.split("AI specs")[1] and "takes seconds" not in help_text
+    with pytest.raises(SetupError, match="no model file"):
+        PlayApp(model=tmp_path / "missing.pt")
+
+
+def test_without_a_display_it_says_so_at_once(monkeypatch, capsys):
+    """Issue 12: with no display, play.py waited forever on SDL's invisible 'offscreen' window."""
+    for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    started = time.perf_counter()
+    assert _load_script().main(["--opponent", "minimax:1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: no display") and err.count("\n") == 1 and time.perf_counter() - started < 5
+
+
+def test_a_display_that_cannot_be_opened_is_an_error_not_a_hang():
+    env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "WAYLAND_DISPLAY")}
+    env["DISPLAY"] = ":987"  # nothing there: SDL falls back to its invisible 'offscreen' driver
+    done = subprocess.run([sys.executable, "scripts/play.py", "--opponent", "minimax:1"], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "error: no display to open the window on" in done.stderr
+
+
+# ---------------------------------------------------------------------------- the features
+def test_strength_is_chosen_in_the_window(make_app):
+    app = make_app("pure:50", seed=0)
+    assert "Strength: 50 playouts" in texts(app) and pygame.display.get_caption()[0].endswith("50 playouts")
+    press(app, pygame.K_EQUALS, unicode="=")
+    assert app.strength == Strength(100) and app.ai_spec == "pure:100" and app.ai.config.n_playout == 100
+    assert "Strength: 100 playouts" in texts(app) and pygame.display.get_caption()[0].endswith("100 playouts")
+    click(app, pos=button(app, "weaker").rect.center)
+    assert app.strength == Strength(50)
+    press(app, pygame.K_PLUS, unicode="+")
+    click(app, E5)
+    assert app.run_until_idle(10) and app.analyses[(E5,)].playouts == 100
+    app.set_strength(Strength(SECONDS_PLAYOUT_CAP, 1.0))
+    assert app.ai.seconds == 1.0 and "Strength: 1 s a move" in texts(app)
+    for _ in range(10):
+        press(app, pygame.K_MINUS, unicode="-")
+    assert app.strength == Strength(50)
+    fixed = make_app("minimax:1")
+    press(fixed, pygame.K_PLUS, unicode="+")
+    assert "fixed" in fixed.status_text() and "Strength: fixed for this player" in texts(fixed)
+
+
+def test_analysis_lists_visits_win_rate_and_prior_and_draws_the_expected_line(make_app):
+    app = make_app("pure:300", seed=0)
+    click(app, E5)
+    assert app.run_until_idle(10)
+    analysis = app.analyses[(E5,)]
+    tree = app.ai._search
+    best = analysis.top[0]
+    assert best.move == analysis.chosen == app.board.moves[1] and best.visits == analysis.visits.max()
+    for stats in analysis.top:
+        q = tree.value_sum[0, 0, stats.move] / tree.visits[0, 0, stats.move]
+        assert stats.win == pytest.approx((q + 1) / 2) and stats.line[0] == stats.move
+        assert len(set(stats.line)) == len(stats.line) and E5 not in stats.line
+    assert stats.prior == pytest.approx(1 / 80)  # pure MCTS: uniform priors
+    shown = texts(app)
+    assert {"visits", "win", "prior", "White to play"} <= set(shown)
+    assert f"{best.visits}" in shown and f"{best.win:.0%}" in shown
+    assert app.frame().ghosts == ()  # nothing under the mouse, the line switched off
+    press(app, pygame.K_v)
+    ghosts = app.frame().ghosts
+    assert [g.move for g in ghosts] == list(best.line[1:])  # from the position shown: the played move is off
+    assert [g.number for g in ghosts] == list(range(1, len(ghosts) + 1))
+    assert [g.colour for g in ghosts[:2]] == [BLACK, WHITE][:len(ghosts)]
+    press(app, pygame.K_v)
+    second = analysis.top[1]
+    [row] = [h for h in app.renderer.hits if h.kind == "top" and h.value == 1]
+    pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=row.rect.center, rel=(0, 0), buttons=(0, 0, 0)))
+    app.step()
+    ghosts = app.frame().ghosts  # another move than the one played: its line from the analysed position
+    assert ghosts[0].move == second.move and ghosts[0].colour == WHITE and ghosts[0].number == 1
+
+
+def test_the_move_list_steps_back_and_forth_and_play_goes_on_from_any_point(make_app):
+    app = make_app("minimax:1", seed=0, moves="E5,D4,F4,D6")
+    click(app, point("G4"))
+    assert app.run_until_idle(5) and len(app.session.history) == 6
+    game = [p.move for p in app.session.history]
+    press(app, pygame.K_LEFT)
+    press(app, pygame.K_LEFT)
+    assert app.board.moves == game[:4] and app.session.reviewing() and app.is_idle()
+    assert app.status_text().startswith("Move 4 of 6")
+    press(app, pygame.K_RIGHT)
+    assert app.board.moves == game[:5]
+    press(app, pygame.K_HOME)
+    assert app.board.moves == []
+    press(app, pygame.K_END)
+    assert app.board.moves == game
+    app.draw()
+    [row] = [h for h in app.renderer.hits if h.kind == "ply" and h.value == 2]
+    click(app, pos=row.rect.center)  # a row of the move list
+    assert app.board.moves == game[:2] and len(app.session.history) == 6
+    click(app, point("A1"))  # play here: the later moves go, the AI answers
+    assert app.session.position()[:3] == (*game[:2], point("A1")) and len(app.session.history) == 3
+    assert app.run_until_idle(5) and len(app.session.history) == 4
+    press(app, pygame.K_LEFT)  # White (the AI) to move here
+    click(app, point("B2"))
+    assert "Enter" in app.status_text() and len(app.board.moves) == 3
+    press(app, pygame.K_RETURN)
+    assert len(app.session.history) == 3 and app.run_until_idle(5) and len(app.session.history) == 4
+
+
+def test_save_and_load_a_game(make_app, tmp_path):
+    saved = tmp_path / "games" / "one.txt"
+    app = make_app("minimax:1", seed=0, save_path=saved, human_first=False)
+    assert app.run_until_idle(5)
+    click(app, point("A1"))
+    assert app.run_until_idle(5) and len(app.board.moves) == 3
+    press(app, pygame.K_s, mod=pygame.KMOD_LCTRL)
+    assert app.human == WHITE  # Ctrl+S saves, it does not swap
+    text = saved.read_text()
+    assert text.startswith("# gomoku-zero game\n# size: 9x9\n# black: minimax:1\n# white: you\n")
+    assert text.splitlines()[4:] == [_name(app, m) for m in app.board.moves]
+    loaded = make_app("minimax:1", seed=0, load=saved)
+    assert loaded.board.moves == app.board.moves and loaded.human == WHITE and loaded.is_idle()
+    press(loaded, pygame.K_u)
+    assert loaded.status_text().startswith("Took back your move A1 and the AI's reply")
+    same = make_app("minimax:1", seed=0, moves=str(saved), human_first=True)  # --moves reads the file too
+    assert same.board.moves == app.board.moves and same.human == BLACK
+    click(app, pos=button(app, "save").rect.center)
+    assert "Saved" in app.status_text()
+    out = tmp_path / "shot.png"
+    assert _load_script().main(["--opponent", "minimax:1", "--load", str(saved), "--screenshot", str(out)]) == 0
+
+
+def test_rows_are_numbered_from_the_bottom(make_app):
+    app = make_app("minimax:1", seed=0, moves="A1")
+    a1 = point("A1")
+    x, y = app.layout.point_to_pixel(a1)
+    assert y == max(app.layout.point_to_pixel(m)[1] for m in range(81)) and app.board.stone(a1) == BLACK
+    app.draw()
+    left_labels = [t for t in app.renderer.drawn if t.rect.right < app.layout.origin[0] and t.text.isdigit()
+                   and app.layout.wood.collidepoint(t.rect.center)]
+    assert [t.text for t in sorted(left_labels, key=lambda t: t.rect.y)] == [str(n) for n in range(9, 0, -1)]
+    assert abs(next(t for t in left_labels if t.text == "1").rect.centery - y) <= 1
+    assert np.isclose(app.layout.heat_centre(a1)[1], max(app.layout.heat_centre(m)[1] for m in range(81)))
