@@ -212,13 +212,14 @@ class Board:
             other_board.moves)
 
     def __str__(self) -> str:
-        """Text picture: X for the first player, O for the second, columns A.., rows 1.. from the top."""
+        """Text picture: X for the first player, O for the second, columns A.., rows numbered as in
+        standard notation (``gomoku.players.format_point``): row 1 is the bottom line."""
         marks = {EMPTY: ".", self.start_player: "X", other(self.start_player): "O"}
         letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
         lines = ["   " + " ".join(letters[c] for c in range(self.width))]
         for row in range(self.height):
             cells = " ".join(marks[self._cells[row * self.width + col]] for col in range(self.width))
-            lines.append(f"{row + 1:>2} {cells}")
+            lines.append(f"{self.height - row:>2} {cells}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

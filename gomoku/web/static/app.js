@@ -197,7 +197,7 @@
       el("line", { x1: MARGIN, y1: t, x2: end, y2: t }, grid);
       el("line", { x1: t, y1: MARGIN, x2: t, y2: end }, grid);
       el("text", { class: "coord", x: t, y: 13 }, svg).textContent = G.COLUMN_LETTERS[i];
-      el("text", { class: "coord", x: 13, y: t }, svg).textContent = String(i + 1);
+      el("text", { class: "coord", x: 13, y: t }, svg).textContent = String(SIZE - i);  // row 1 at the bottom
     }
     for (const [r, c] of [[2, 2], [2, 6], [4, 4], [6, 2], [6, 6]]) {
       el("circle", { class: "star", cx: MARGIN + c * CELL, cy: MARGIN + r * CELL, r: 3.5 }, svg);

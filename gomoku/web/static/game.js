@@ -103,9 +103,10 @@
     }
   }
 
-  /** E5-style name of a move: column letter, row number from the top (as in the Python code). */
-  function formatPoint(move, width = 9) {
-    return COLUMN_LETTERS[move % width] + String(Math.floor(move / width) + 1);
+  /** E5-style name of a move in standard notation, as gomoku.players.format_point: column letter,
+   *  row number counted from the bottom (row 1 is the last row of move = row * width + col). */
+  function formatPoint(move, width = 9, height = width) {
+    return COLUMN_LETTERS[move % width] + String(height - Math.floor(move / width));
   }
 
   /**
