@@ -1,8 +1,14 @@
-"""Precomputed line windows of a board shape, shared by the vectorised win checks.
+"""Line geometry of a board shape: the one place that enumerates line windows.
 
 A *window* is ``n_in_row`` consecutive points on one line (row, column or diagonal).
 Under freestyle rules a player has won exactly when one window holds only their stones,
-since any run of five or more contains a window of five.
+since any run of five or more contains a window of five. Shapes follow from window counts:
+a window with ``n_in_row - 1`` stones of one colour and none of the other is a *four* (its empty
+point is a winning point), one with ``n_in_row - 2`` such stones a *three* (a stone on either of
+its two empty points makes a four); an open four is two fours with different winning points.
+
+Every consumer takes its windows from here: the search (vectorised win checks and forced moves),
+the threat solver (``mcts.threats``), the classical players and the engine's forced moves.
 """
 
 from __future__ import annotations
@@ -53,6 +59,32 @@ class Geometry:
     @property
     def size(self) -> int:
         return self.width * self.height
+
+    @property
+    def n_windows(self) -> int:
+        """The number of real windows (the dummy row of ``windows`` not counted)."""
+        return len(self.windows) - 1
+
+    def window_lists(self) -> tuple[list[list[int]], list[list[int]]]:
+        """Plain-Python copies for per-move code: (points of each window, windows through each
+        point), both without the dummy window."""
+        dummy = self.n_windows
+        through = [[w for w in row if w != dummy] for row in self.point_windows.tolist()]
+        return self.windows[:-1].tolist(), through
+
+    def window_counts(self, cells: np.ndarray) -> np.ndarray:
+        """Stones of each colour in each window: cells int8 [k, size + 1] (colours 1 and 2) ->
+        int [k, 2, n_windows], ``[:, colour - 1, window]``."""
+        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
+        return np.stack([(stones == 1).sum(axis=2), (stones == 2).sum(axis=2)], axis=1)
+
+    def can_make_four(self, cells: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        """Whether ``colours[i]`` has a three in position ``i`` (a window with ``n_in_row - 2`` of
+        its stones and none of the other colour's): a stone could then make a four. bool [k]."""
+        counts = self.window_counts(cells)
+        rows = np.arange(len(cells))
+        mine, theirs = counts[rows, colours - 1], counts[rows, 2 - colours]
+        return ((mine == self.n_in_row - 2) & (theirs == 0)).any(axis=1)
 
     def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray:
         """Whether the stone just placed at ``moves`` completes a line.

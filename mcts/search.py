@@ -30,6 +30,15 @@ the game, no evaluation knowledge. A position whose player to move can complete 
 winning moves are searched. Otherwise, when the opponent could complete a line, the node's moves
 are only the points that stop it (every other move loses at once). The network then learns from
 visit counts that take fives and block fours; the search spends no playouts refuting blunders.
+
+VCF (``vcf``, needs ``forced_moves``; off by default and in the pure-MCTS baseline): an exact,
+bounded threat search (``mcts.threats``: victory by continuous fours, at most ``vcf_nodes`` nodes
+per call). A position whose player to move has a VCF is valued +1 exactly and not expanded, like a
+win in one; at the root, only the first move of the line is searched. At the root, when the
+opponent would have a VCF if it were their move, only the moves after which they have none are
+searched (all moves when none does; a check that runs out of budget counts as no VCF). The solver
+runs only where the player to move has a three (a window one stone short of a four), and its
+answers are remembered per position, so a leaf revisited costs a dictionary look-up.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ import numpy as np
 
 from mcts.evaluators import Evaluator
 from mcts.geometry import Geometry
+from mcts.threats import DEFAULT_MAX_NODES, MIN_N_IN_ROW, VcfResult, VcfSolver
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +60,8 @@ NO_MOVE = -1
 FIRST, SECOND = 1, 2  # stone colours inside the search: who moved first, who moved second
 ILLEGAL_VALUE_SUM = -1e9  # the value sum of edges to occupied points, so selection never takes them
 CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
+DEFAULT_VCF_NODES = DEFAULT_MAX_NODES  # the VCF solver's node budget per call (see mcts.threats)
+VCF_CACHE_SIZE = 50_000  # solver answers remembered per search (cleared when full)
 
 
 class GameLike(Protocol):
@@ -72,6 +84,8 @@ class SearchConfig:
     leaves_per_step: int = 1  # > 1: several leaves per tree and evaluator call, with virtual loss
     virtual_loss: float = 1.0
     forced_moves: bool = False  # value wins in one exactly, search only blocks of a four (see above)
+    vcf: bool = False  # value a VCF exactly, defend the root (needs forced_moves; n_in_row >= 3)
+    vcf_nodes: int = DEFAULT_VCF_NODES  # node budget of one VCF solver call
 
     def __post_init__(self) -> None:
         if self.n_playout < 1:
@@ -84,6 +98,10 @@ class SearchConfig:
             raise ValueError(f"dirichlet_alpha must be > 0, got {self.dirichlet_alpha}")
         if self.leaves_per_step < 1:
             raise ValueError(f"leaves_per_step must be >= 1, got {self.leaves_per_step}")
+        if self.vcf and not self.forced_moves:
+            raise ValueError("vcf needs forced_moves")
+        if self.vcf_nodes < 1:
+            raise ValueError(f"vcf_nodes must be >= 1, got {self.vcf_nodes}")
 
 
 @dataclass
@@ -158,6 +176,11 @@ class BatchedMCTS:
         self.root_cells = np.zeros((n_trees, size + 1), dtype=np.int8)
         self.root_count = np.zeros(n_trees, dtype=np.int64)  # stones on the root board
         self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
+        use_vcf = config.vcf and n_in_row >= MIN_N_IN_ROW
+        self.vcf_solver = VcfSolver(self.geometry, config.vcf_nodes) if use_vcf else None
+        self._vcf_cache: dict[bytes, VcfResult] = {}
+        self._defence_cache: dict[bytes, np.ndarray] = {}  # root position -> the moves that stop a VCF
+        self.vcf_calls = 0  # solver runs (cache hits not counted), for speed figures
 
     # ------------------------------------------------------------------ public API
     def search(self, boards: Sequence[GameLike], noise: bool | None = None, n_playout: int | None = None,
@@ -178,6 +201,8 @@ class BatchedMCTS:
         for tree, board in enumerate(boards):
             self._check_shape(board)
             self._set_root(tree, list(board.moves), keep_tree)
+        if self.vcf_solver is not None:
+            self._drop_roots_with_other_moves(trees[self.n_nodes[trees] > 0])
         fresh = trees[self.n_nodes[trees] == 0]
         if fresh.size:
             self._expand_roots(fresh)
@@ -267,29 +292,97 @@ class BatchedMCTS:
         cells = self.root_cells[trees]
         to_move = np.where(self.root_count[trees] % 2 == 0, FIRST, SECOND)
         last = np.array([self.root_moves[t][-1] if self.root_moves[t] else NO_MOVE for t in trees])
-        return self._planes(cells, to_move, last), self._moves_to_search(cells, to_move)[1]
+        return self._planes(cells, to_move, last), self._moves_to_search(cells, to_move, root=True)[1]
 
-    def _moves_to_search(self, cells: np.ndarray, to_move: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _drop_roots_with_other_moves(self, trees: np.ndarray) -> None:
+        """Start afresh the reused roots whose moves to search differ as a root (the VCF rules of
+        the root: a former inner node was expanded with every move)."""
+        if trees.size == 0:
+            return
+        to_move = np.where(self.root_count[trees] % 2 == 0, FIRST, SECOND)
+        legal = self._moves_to_search(self.root_cells[trees], to_move, root=True)[1]
+        searched = self.value_sum[trees, 0] > ILLEGAL_VALUE_SUM / 2
+        for tree in trees[(legal != searched).any(axis=1)]:
+            log.debug("tree %d: the root's moves changed (VCF rules); starting a fresh tree", tree)
+            self.n_nodes[tree] = 0
+
+    def _moves_to_search(self, cells: np.ndarray, to_move: np.ndarray,
+                         root: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """For positions ``cells`` [k, size + 1] with ``to_move`` [k]: (bool [k], whether the player
-        to move can complete a line; bool [k, size], the moves a node there searches). Without
-        ``forced_moves`` that is (all False, every empty point)."""
+        to move wins by force: a line to complete or, with ``vcf``, a VCF; bool [k, size], the moves
+        a node there searches, ``root`` adding the root's VCF rules). Without ``forced_moves`` that
+        is (all False, every empty point)."""
         empty = cells[:, :-1] == 0
         can_win = np.zeros(len(cells), dtype=bool)
         if not self.config.forced_moves:
             return can_win, empty
-        # A win in one needs n_in_row - 1 stones of one colour; the first player has the most.
+        n = self.geometry.n_in_row
         stones = self.geometry.size - empty.sum(axis=1)
-        check = np.flatnonzero((stones + 1) // 2 >= self.geometry.n_in_row - 1)
-        if check.size == 0:
-            return can_win, empty
-        points = self.geometry.winning_points(cells[check])  # [m, colour - 1, size]
-        rows, mover = np.arange(check.size), to_move[check]
-        mine, theirs = points[rows, mover - FIRST], points[rows, SECOND - mover]
-        can_win[check] = mine.any(axis=1)
-        must_block = ~can_win[check] & theirs.any(axis=1)
-        legal = empty.copy()
-        legal[check] = np.where(can_win[check, None], mine, np.where(must_block[:, None], theirs, empty[check]))
+        legal = empty
+        # A win in one needs n_in_row - 1 stones of one colour; the first player has the most.
+        check = np.flatnonzero((stones + 1) // 2 >= n - 1)
+        if check.size:
+            points = self.geometry.winning_points(cells[check])  # [m, colour - 1, size]
+            rows, mover = np.arange(check.size), to_move[check]
+            mine, theirs = points[rows, mover - FIRST], points[rows, SECOND - mover]
+            can_win[check] = mine.any(axis=1)
+            must_block = ~can_win[check] & theirs.any(axis=1)
+            legal = empty.copy()
+            legal[check] = np.where(can_win[check, None], mine,
+                                    np.where(must_block[:, None], theirs, empty[check]))
+        if self.vcf_solver is not None:
+            # A VCF starts with a four (or a five), which needs n_in_row - 2 stones of one colour.
+            vcf_rows = np.flatnonzero(((stones + 1) // 2 >= n - 2) & ~can_win)
+            self._apply_vcf(cells, to_move, vcf_rows, can_win, legal, root)  # changes both in place
         return can_win, legal
+
+    def _vcf(self, cells: np.ndarray, attacker: int) -> VcfResult:
+        """The solver's answer for ``attacker`` to move in ``cells`` [size + 1], remembered."""
+        key = cells.tobytes() + bytes((attacker,))
+        result = self._vcf_cache.get(key)
+        if result is None:
+            if len(self._vcf_cache) >= VCF_CACHE_SIZE:
+                self._vcf_cache.clear()
+            self.vcf_calls += 1
+            result = self._vcf_cache[key] = self.vcf_solver.solve(cells, attacker)
+        return result
+
+    def _apply_vcf(self, cells: np.ndarray, to_move: np.ndarray, rows: np.ndarray, can_win: np.ndarray,
+                   legal: np.ndarray, root: bool) -> None:
+        """The VCF rules for positions ``rows`` (no line to complete for the player to move):
+        mark those with a VCF in ``can_win`` (at the root: search its first move only); at the root,
+        restrict ``legal`` to the defences against the opponent's VCF."""
+        if rows.size == 0:
+            return
+        has_three = self.geometry.can_make_four(cells[rows], to_move[rows])
+        for row in rows[has_three].tolist():
+            result = self._vcf(cells[row], int(to_move[row]))
+            if result.win:
+                can_win[row] = True
+                if root:
+                    legal[row] = False
+                    legal[row, result.move] = True
+        if not root:
+            return
+        opponent = FIRST + SECOND - to_move
+        winning = self.geometry.winning_points(cells[rows])  # [m, colour - 1, size]
+        for i, row in enumerate(rows.tolist()):
+            if can_win[row] or winning[i, opponent[row] - FIRST].any():
+                continue  # our VCF, or a four of theirs to block (already the only moves)
+            if not self._vcf(cells[row], int(opponent[row])).win:
+                continue
+            key = cells[row].tobytes()
+            stopping = self._defence_cache.get(key)
+            if stopping is None:
+                if len(self._defence_cache) >= VCF_CACHE_SIZE:
+                    self._defence_cache.clear()
+                moves = np.flatnonzero(legal[row])
+                stops = self.vcf_solver.defences(cells[row], int(to_move[row]), moves)
+                stopping = self._defence_cache[key] = moves[stops]
+                log.debug("the opponent threatens a VCF: %d of %d moves stop it", stopping.size, moves.size)
+            if stopping.size:
+                legal[row] = False
+                legal[row, stopping] = True
 
     def _expand_roots(self, trees: np.ndarray) -> None:
         planes, legal = self._root_planes(trees)

@@ -160,8 +160,10 @@ def fake_ai(monkeypatch):
 
     class AlphaZeroPlayer:
         @classmethod
-        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True):
-            calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",)))
+        def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True,
+                            vcf=True):
+            calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",))
+                         + (() if vcf else ("no vcf",)))
             return cls()
 
     module = types.ModuleType("gomoku.players.search")
@@ -175,8 +177,9 @@ def test_make_player_wires_pure_and_az(fake_ai):
     make_player("az:models/9x9.pt:400", seed=4)
     make_player("az:runs/a:b/best.pt:50")
     make_player("az:m.pt:8", forced_moves=False)
+    make_player("az:m.pt:8", vcf=False)
     assert fake_ai == [("pure", 1000, 3), ("az", "models/9x9.pt", 400, 4), ("az", "runs/a:b/best.pt", 50, None),
-                       ("az", "m.pt", 8, None, "no forced moves")]
+                       ("az", "m.pt", 8, None, "no forced moves"), ("az", "m.pt", 8, None, "no vcf")]
 
 
 @pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",
@@ -196,6 +199,16 @@ def test_pure_mcts_with_the_real_module():
     board = random_midgame(5, 12)
     before = snapshot(board)
     assert player.get_action(board) in board.availables and snapshot(board) == before
+
+
+def test_az_players_use_the_vcf_rules_and_pure_mcts_does_not():
+    search = pytest.importorskip("gomoku.players.search")
+    from mcts import UniformEvaluator
+
+    assert search.AlphaZeroPlayer(UniformEvaluator()).config.vcf
+    assert not search.AlphaZeroPlayer(UniformEvaluator(), vcf=False).config.vcf
+    assert not search.AlphaZeroPlayer(UniformEvaluator(), forced_moves=False).config.vcf  # VCF needs them
+    assert not search.PureMCTSPlayer(50).config.vcf  # the classic baseline
 
 
 def test_importing_players_and_arena_skips_torch_and_pygame():

@@ -8,6 +8,8 @@ from gomoku.players import winning_points
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, UniformEvaluator, visit_policy
 from mcts.geometry import Geometry
 from mcts.reference import ReferenceMCTS
+from mcts.search import DEFAULT_VCF_NODES
+from mcts.threats import VcfSolver
 
 
 class HashEvaluator:
@@ -321,3 +323,103 @@ def test_forced_moves_off_is_the_plain_search():
     board = Board.from_moves(BLACK_FOUR)
     plain = search(board, HashEvaluator(), n=200)
     assert (np.flatnonzero(plain.visits) != 40).any()  # the plain search spends visits elsewhere
+
+
+# ---------------------------------------------------------------- VCF (exact threat search)
+# X: a closed three on row 4 (O at its left end) and two stones in column 4 below (4, 4). X to
+# move wins by VCF: (4, 4) makes a four (O must block at (4, 5)) and an open three in column 4,
+# which X makes an open four. O's stones are out of the way, in the corners.
+VCF_IN_TWO = [37, 36, 38, 72, 39, 80, 49, 0, 58, 8]
+VCF_START = 40  # (4, 4)
+
+
+def test_vcf_at_the_root_plays_its_first_move():
+    result = search(Board.from_moves(VCF_IN_TWO), HashEvaluator(), n=30, forced_moves=True, vcf=True)
+    assert set(np.flatnonzero(result.visits)) == {VCF_START}
+    assert result.best_move() == VCF_START
+
+
+def test_vcf_node_is_valued_won_and_not_expanded():
+    # Below the root's only move, O's only move is the block; the position after it has X's VCF
+    # (an open three to make an open four): it is valued +1 without the evaluator. So the
+    # evaluator sees two positions (the root, O after the four); every later playout ends at +1.
+    class Counting(ConstantEvaluator):
+        def __init__(self):
+            super().__init__(0.0)
+            self.positions = 0
+
+        def evaluate_batch(self, planes, legal):
+            self.positions += len(planes)
+            return super().evaluate_batch(planes, legal)
+
+    evaluator, n = Counting(), 30
+    result = search(Board.from_moves(VCF_IN_TWO), evaluator, n=n, forced_moves=True, vcf=True)
+    assert evaluator.positions == 2
+    assert result.value == pytest.approx((n - 2) / (n - 1))  # one 0 (O's node), then n - 2 wins
+    plain = search(Board.from_moves(VCF_IN_TWO), Counting(), n=n, forced_moves=True)
+    assert plain.value < 0.5  # without the VCF rules the same evaluator sees nothing won
+
+
+def test_search_never_evaluates_a_position_with_a_vcf_for_the_player_to_move():
+    solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
+
+    class Checking(HashEvaluator):
+        def evaluate_batch(self, planes, legal):
+            own, other = planes[:, 0].reshape(len(planes), -1), planes[:, 1].reshape(len(planes), -1)
+            for o, t in zip(own, other):
+                cells = np.zeros(82, dtype=np.int8)
+                cells[:81] = o + 2 * t  # own stones are colour 1 here
+                assert not solver.solve(cells, 1).win
+            return super().evaluate_batch(planes, legal)
+
+    board = Board.from_moves([40, 10, 41, 70, 31, 20])  # X to move, with stones to make threats with
+    result = search(board, Checking(), n=200, forced_moves=True, vcf=True)
+    assert result.visits.sum() == 199
+
+
+def test_root_searches_only_the_moves_that_stop_the_opponents_vcf():
+    # O to move; X threatens the VCF of VCF_IN_TWO. Only four moves stop it: the four's two points
+    # (4, 4) and (4, 5), and the ends of column 4's three-to-be, (3, 4) and (7, 4).
+    board = Board.from_moves(VCF_IN_TWO[:-1])
+    defences = {31, 40, 41, 67}
+    solver = VcfSolver(Geometry(9, 9, 5), 10**5)
+    for move in board.availables:  # the solver agrees move by move (it is tested against brute force)
+        after = Board.from_moves(VCF_IN_TWO[:-1] + [move])
+        cells = board_cells(after)
+        assert solver.solve(cells, 1).win == (move not in defences)
+    result = search(board, HashEvaluator(), n=100, forced_moves=True, vcf=True)
+    assert set(np.flatnonzero(result.priors)) == defences
+    assert set(np.flatnonzero(result.visits)) <= defences
+    plain = search(board, HashEvaluator(), n=100, forced_moves=True)
+    assert not set(np.flatnonzero(plain.visits)) <= defences
+
+
+def test_reused_tree_is_restarted_when_the_root_must_defend(caplog):
+    # Search from one move earlier with tree reuse: the subtree of X's move (6, 4) was expanded as
+    # an inner node (with every move); as the root it must search only the defences.
+    class Prefers(ConstantEvaluator):
+        def evaluate_batch(self, planes, legal):
+            priors, values = super().evaluate_batch(planes, legal)
+            priors[:, 58] += 10.0 * legal[:, 58]
+            return priors / priors.sum(axis=1, keepdims=True), values
+
+    mcts = BatchedMCTS(Prefers(0.0), 9, 9, 5, SearchConfig(n_playout=100, forced_moves=True, vcf=True),
+                       rng=np.random.default_rng(0))
+    mcts.search([Board.from_moves(VCF_IN_TWO[:-2])])
+    assert mcts.children[0, 0, 58] != -1  # the subtree to reuse exists
+    with caplog.at_level("DEBUG", logger="mcts.search"):
+        result = mcts.search([Board.from_moves(VCF_IN_TWO[:-1])])[0]
+    assert "starting a fresh tree" in caplog.text
+    assert set(np.flatnonzero(result.visits)) <= {31, 40, 41, 67} and result.visits.sum() == 99
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="mcts.search"):
+        again = mcts.search([Board.from_moves(VCF_IN_TWO[:-1])], n_playout=50, keep_tree=True)[0]
+    assert "starting a fresh tree" not in caplog.text  # the same root, already searched as a root
+    assert again.visits.sum() == 149
+
+
+def test_vcf_needs_forced_moves():
+    with pytest.raises(ValueError, match="forced_moves"):
+        SearchConfig(vcf=True)
+    with pytest.raises(ValueError, match="vcf_nodes"):
+        SearchConfig(forced_moves=True, vcf=True, vcf_nodes=0)

@@ -1,15 +1,19 @@
 """Tactics of the shipped model (models/9x9.pt) at 400 playouts: it must play sound tactics.
 
 Taking a five and blocking a four are also the search's exact forced-move rules (on by default
-for the az player); answering an open three is up to the net and the search together.
+for the az player), as are playing a win by continuous fours (VCF) and stopping the opponent's;
+answering an open three is up to the net and the search together.
 """
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gomoku import Board
-from gomoku.players import make_player
+from gomoku.players import format_point, make_player, parse_point, winning_points
+from mcts.geometry import Geometry
+from mcts.threats import VcfSolver
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "9x9.pt"
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="no shipped model yet")
@@ -42,3 +46,54 @@ def test_answers_an_open_three(model):
     # next to the stones, or black makes an open four.
     board = Board.from_moves([40, 10, 39, 70, 41])
     assert model.get_action(board) in {38, 42}
+
+
+# The game of the VCF issue: the AI (Black, X) is to move, and White threatens a win by
+# continuous fours; only these six moves stop it (the search's VCF rules find them).
+ISSUE_GAME = "E5,D4,F4,D6,F6,F5,G5,E3,E7,H4,C5,D5,D7,F7,D8,C9,H5,E6,C4,E4,D3,C6,F3,G4,H2,G3,G6,B5"
+ISSUE_DEFENCES = {"A6", "A8", "B4", "B6", "B7", "B8"}
+
+
+def issue_board(extra: str = "") -> Board:
+    board = Board()
+    for name in (ISSUE_GAME + extra).split(","):
+        board.do_move(parse_point(board, name))
+    return board
+
+
+def starts_a_vcf(board: Board, move: int) -> bool:
+    """Whether the player to move wins by continuous fours starting with ``move`` (exactly, with a
+    budget far beyond what these positions need)."""
+    me = board.current_player
+    after = board.copy()
+    after.do_move(move)
+    if after.game_end()[0]:
+        return after.winner == me
+    fives = winning_points(after, me)
+    if len(fives) != 1:
+        return len(fives) > 1 and not winning_points(after, 3 - me)
+    after.do_move(fives[0])  # the forced block
+    cells = np.zeros(after.size + 1, dtype=np.int8)
+    for point, player in after.states.items():
+        cells[point] = player
+    return VcfSolver(Geometry(after.width, after.height, after.n_in_row), 10**5).solve(cells, me).win
+
+
+def test_stops_the_opponents_vcf(model):
+    board = issue_board()
+    assert format_point(board, model.get_action(board)) in ISSUE_DEFENCES
+
+
+# From a self-play game of the model without the VCF rules: Black (to move) has a VCF starting at
+# D8 (a four on the diagonal D8-G5); without the rules the model played C5 instead.
+OWN_VCF = [40, 77, 32, 70, 48, 56, 42, 0, 30, 16, 22, 52]
+
+
+@pytest.mark.parametrize("make_board", [
+    lambda: issue_board(",G9"),  # Black's G9 does not stop White's VCF: White plays it
+    lambda: Board.from_moves(OWN_VCF),
+], ids=["issue-game", "self-play"])
+def test_plays_its_own_vcf(model, make_board):
+    board = make_board()
+    move = model.get_action(board)
+    assert starts_a_vcf(board, move), format_point(board, move)

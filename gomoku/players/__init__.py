@@ -39,13 +39,15 @@ def _positive_int(text: str, spec: str, what: str) -> int:
 
 
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
-                leaves_per_step: int = 1, forced_moves: bool = True) -> Player:
+                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
     ``seconds`` caps the thinking time per move of the search players (pure, az); the others
     ignore it. ``leaves_per_step`` > 1 lets the az player evaluate that many leaves per network
     call (virtual loss): faster, and a slightly different search. ``forced_moves=False`` turns off
-    the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``).
+    the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``), and
+    with them its VCF rules; ``vcf=False`` turns off only those (play and stop wins by continuous
+    fours).
     """
     kind, _, rest = spec.strip().partition(":")
     if kind == "random" and not rest:
@@ -68,7 +70,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         playouts = _positive_int(playouts_text, spec, "PLAYOUTS")
         from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
         return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=seconds,
-                                               leaves_per_step=leaves_per_step, forced_moves=forced_moves)
+                                               leaves_per_step=leaves_per_step, forced_moves=forced_moves,
+                                               vcf=vcf)
     raise _bad_spec(spec)
 
 

@@ -8,6 +8,7 @@ The classical players here score *windows*: every run of ``n_in_row`` consecutiv
 board. A window holding only one colour's stones is a chance for that colour; the more stones in it,
 the closer it is to a line. Shapes fall out of the counts: an open four is two windows of four that
 need different points, an open three shows up as three windows of three, a closed three as one.
+The windows themselves come from ``mcts.geometry.Geometry``, the one owner of line geometry.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.game.board import DIRECTIONS, DRAW, EMPTY, Board, other
+from gomoku.game.board import DRAW, EMPTY, Board, other
+from mcts.geometry import Geometry
 
 
 log = logging.getLogger(__name__)
@@ -88,9 +90,10 @@ class RandomPlayer(Player):
 # ---------------------------------------------------------------------------- windows
 @dataclass(frozen=True)
 class _Lines:
-    """Every window of a board geometry, and which windows and neighbours each point has."""
+    """Plain-Python copies of a shape's windows (from ``Geometry``), and each point's neighbours."""
 
     n_in_row: int
+    geometry: Geometry
     windows: tuple[tuple[int, ...], ...]
     through: tuple[tuple[int, ...], ...]  # indices of the windows through each point
     near: tuple[tuple[int, ...], ...]  # points within CANDIDATE_DISTANCE of each point, itself not
@@ -98,18 +101,8 @@ class _Lines:
 
 @functools.lru_cache(maxsize=None)
 def _lines(width: int, height: int, n_in_row: int) -> _Lines:
-    windows = []
-    for row in range(height):
-        for col in range(width):
-            for d_row, d_col in DIRECTIONS:
-                end_row, end_col = row + d_row * (n_in_row - 1), col + d_col * (n_in_row - 1)
-                if 0 <= end_row < height and 0 <= end_col < width:
-                    windows.append(tuple((row + d_row * i) * width + col + d_col * i
-                                         for i in range(n_in_row)))
-    through: list[list[int]] = [[] for _ in range(width * height)]
-    for index, window in enumerate(windows):
-        for point in window:
-            through[point].append(index)
+    geometry = Geometry(width, height, n_in_row)
+    windows, through = geometry.window_lists()
     near = []
     for row in range(height):
         for col in range(width):
@@ -118,21 +111,25 @@ def _lines(width: int, height: int, n_in_row: int) -> _Lines:
                 for r in range(max(0, row - CANDIDATE_DISTANCE), min(height, row + CANDIDATE_DISTANCE + 1))
                 for c in range(max(0, col - CANDIDATE_DISTANCE), min(width, col + CANDIDATE_DISTANCE + 1))
                 if (r, c) != (row, col)))
-    return _Lines(n_in_row, tuple(windows), tuple(tuple(t) for t in through), tuple(near))
+    return _Lines(n_in_row, geometry, tuple(map(tuple, windows)), tuple(map(tuple, through)), tuple(near))
 
 
 def _lines_of(board: Board) -> _Lines:
     return _lines(board.width, board.height, board.n_in_row)
 
 
+def _cells(board: Board) -> np.ndarray:
+    """The board as ``Geometry`` takes it: int8 [size + 1], each point's player (0 empty), padding."""
+    cells = np.zeros(board.size + 1, dtype=np.int8)
+    for move, player in board.states.items():
+        cells[move] = player
+    return cells
+
+
 def _window_counts(board: Board, lines: _Lines) -> list[list[int]]:
     """counts[player][window] = that player's stones in the window (index 0 unused)."""
-    counts = [[], [0] * len(lines.windows), [0] * len(lines.windows)]
-    for move in board.moves:
-        player = board.stone(move)
-        for window in lines.through[move]:
-            counts[player][window] += 1
-    return counts
+    counts = lines.geometry.window_counts(_cells(board)[None])[0]
+    return [[], counts[0].tolist(), counts[1].tolist()]
 
 
 def _point_score(point: int, me: int, lines: _Lines, counts: list[list[int]]) -> int:
@@ -160,8 +157,8 @@ def _winning_points(board: Board, player: int, lines: _Lines, counts: list[list[
 
 def winning_points(board: Board, player: int) -> list[int]:
     """Empty points where ``player`` would complete a line of ``n_in_row`` (or more) at once, ascending."""
-    lines = _lines_of(board)
-    return _winning_points(board, player, lines, _window_counts(board, lines))
+    points = _lines_of(board).geometry.winning_points(_cells(board)[None])[0, player - 1]
+    return np.flatnonzero(points).tolist()
 
 
 class HeuristicPlayer(Player):

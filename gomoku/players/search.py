@@ -14,6 +14,7 @@ import numpy as np
 from gomoku.game.board import Board
 from gomoku.players.classical import Player
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult
+from mcts.search import DEFAULT_VCF_NODES
 
 PURE_C_PUCT = 5.0
 
@@ -106,13 +107,16 @@ class AlphaZeroPlayer(SearchPlayer):
     """Net-guided PUCT search, no noise, most visited move, the tree reused between moves.
 
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
-    a four (see ``mcts.search``)."""
+    a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
+    win by continuous fours is valued as won and played, and at the root the opponent's is
+    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call)."""
 
     def __init__(self, evaluator, n_playout: int = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
-                 forced_moves: bool = True):
+                 forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES):
         config = SearchConfig(n_playout=n_playout, c_puct=c_puct, noise=False, reuse_tree=True,
-                              leaves_per_step=leaves_per_step, forced_moves=forced_moves)
+                              leaves_per_step=leaves_per_step, forced_moves=forced_moves,
+                              vcf=vcf and forced_moves, vcf_nodes=vcf_nodes)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         super().__init__(name or f"az:{n_playout}", lambda board, rng: evaluator, config, seed, seconds)

@@ -33,6 +33,7 @@ class BenchSettings:
     pure_playouts: int = 1000
     az_playouts: int = 400
     selfplay_games: int = 4  # finished games per worker and run (with parallel_games in flight)
+    vcf_games: int = 4  # seeded games whose positions the VCF solver is timed on
     device: str = "cpu"
 
 
@@ -85,6 +86,34 @@ def bench_train_step(s: BenchSettings, batch: int = 512) -> float:
     outcomes = rng.choice([-1.0, 1.0], batch).astype(np.float32)
     trainer.train_step(states, probs, outcomes, 2e-3)
     return _median_time(lambda: trainer.train_step(states, probs, outcomes, 2e-3), s.repeats)
+
+
+def bench_vcf(s: BenchSettings) -> dict:
+    """Milliseconds per VCF solver call (mcts.threats, the search's default node budget) on every
+    position of ``vcf_games`` seeded games between heuristic players, for each side as the
+    attacker (the search asks for the player to move at its leaves, and for the opponent at the
+    root). Median and mean: a few positions with many fours cost most of the total."""
+    from gomoku.players import HeuristicPlayer
+    from mcts.geometry import Geometry
+    from mcts.search import DEFAULT_VCF_NODES
+    from mcts.threats import VcfSolver
+
+    solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
+    times, wins = [], 0
+    for game in range(s.vcf_games):
+        players = [HeuristicPlayer(np.random.default_rng(2 * game + i)) for i in range(2)]
+        board = Board()
+        while not board.game_end()[0]:
+            cells = np.zeros(board.size + 1, dtype=np.int8)
+            for point, player in board.states.items():
+                cells[point] = player
+            for attacker in (1, 2):
+                start = time.perf_counter()
+                wins += solver.solve(cells, attacker).win
+                times.append(time.perf_counter() - start)
+            board.do_move(players[len(board.moves) % 2].get_action(board))
+    return {"vcf_ms_per_call": 1e3 * statistics.median(times), "vcf_ms_per_call_mean": 1e3 * statistics.mean(times),
+            "vcf_calls_measured": len(times), "vcf_wins_found": wins}
 
 
 def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
@@ -185,6 +214,9 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
                    ("az_mcts_playouts_per_s_onnx_leaves8", lambda: bench_az(s, 8, onnx=True))]
     for key, fn in extras:
         results[key] = fn()
+        log(f"{key:36s} {results[key]:12.4g}")
+    results.update(bench_vcf(s))
+    for key in ("vcf_ms_per_call", "vcf_ms_per_call_mean"):
         log(f"{key:36s} {results[key]:12.4g}")
     results.update(bench_selfplay(s))
     log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")

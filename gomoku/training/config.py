@@ -63,6 +63,8 @@ class SearchSection:
     fast_playouts: int = 0
     full_search_prob: float = 0.25
     forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
+    vcf: bool = True  # with forced_moves: VCF wins valued exactly, the root defends (mcts/search.py)
+    vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
 
     def validate(self, prefix: str) -> None:
         _check(self.n_playout >= 2, f"{prefix}.n_playout", "must be >= 2")
@@ -72,6 +74,7 @@ class SearchSection:
         _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
         _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
         _check(self.leaves_per_step >= 1, f"{prefix}.leaves_per_step", "must be >= 1")
+        _check(self.vcf_nodes >= 1, f"{prefix}.vcf_nodes", "must be >= 1")
         _check(0 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts", "must be in 0..n_playout - 1")
         _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
 

@@ -43,7 +43,8 @@ def search_config(search: SearchSection, noise: bool) -> SearchConfig:
     return SearchConfig(n_playout=search.n_playout, c_puct=search.c_puct,
                         dirichlet_alpha=search.dirichlet_alpha, dirichlet_epsilon=search.dirichlet_epsilon,
                         noise=noise, reuse_tree=True, leaves_per_step=search.leaves_per_step,
-                        forced_moves=search.forced_moves)
+                        forced_moves=search.forced_moves, vcf=search.vcf and search.forced_moves,
+                        vcf_nodes=search.vcf_nodes)
 
 
 class SelfPlayRunner:

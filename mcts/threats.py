@@ -1,0 +1,220 @@
+"""An exact, bounded VCF solver: can the player to move win by making fours only?
+
+VCF (victory by continuous fours), freestyle rules (five or more in a row wins):
+- the attacker to move wins at once when one stone completes a line;
+- otherwise, if the defender could complete a line (the defender has a four), the attacker must
+  block it, and the block must itself make a four (else the attack is over); two such points of
+  the defender's cannot both be blocked;
+- every attacking move makes a four: one stone leaving the attacker a winning point. When it
+  leaves two or more different winning points (a double four, an open four) the defender, who has
+  no line to complete (see above), cannot stop both: the attack wins. When it leaves exactly one,
+  the defender's reply is forced (block it), and the attack goes on from the new position;
+  a defender's block that makes a four of the defender's (a counter-four) is handled by the rule
+  for the attacker's move above.
+
+The search is depth first over the attacker's four-making moves in ascending point order (any
+double four first), with a node budget: a *node* is one attacking move tried (the attacker's stone
+and the forced reply). Positions shown not to be a VCF during one solve are remembered by a
+Zobrist key of the stones placed since its start (63-bit: a collision, which would wrongly skip a
+position, is negligible), since move orders transpose.
+The solver keeps per-window stone counts and the sets of the attacker's threes and fours and the
+defender's fours up to date as stones are placed and taken back; there is no board copy per node.
+
+``solve(cells, attacker)`` answers for one position: cells int8 [size + 1] as in the search
+(0 empty, 1 and 2 the colours, the last entry padding), ``attacker`` the colour to move.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from mcts.geometry import Geometry
+
+DEFAULT_MAX_NODES = 200  # node budget of one solve (see the module docstring for what a node is)
+ZOBRIST_SEED = 20240914  # fixed: the transposition keys are the same in every process
+NO_MOVE = -1
+MIN_N_IN_ROW = 3  # below this a four is one stone or none: every position is a win in one or two
+
+# Window classes tracked in sets (from the attacker's point of view).
+_NONE, _ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR = 0, 1, 2, 3
+
+
+class VcfStatus(enum.Enum):
+    WIN = "win"  # the attacker has a VCF; ``move`` starts it
+    NO_WIN = "no win"  # proved: no VCF
+    UNKNOWN = "unknown"  # the node budget ran out first
+
+
+@dataclass(frozen=True)
+class VcfResult:
+    status: VcfStatus
+    move: int  # the first move of a winning line (a five, or a four), NO_MOVE unless WIN
+    nodes: int  # attacking moves tried
+
+    @property
+    def win(self) -> bool:
+        return self.status is VcfStatus.WIN
+
+
+class _BudgetExhausted(Exception):
+    pass
+
+
+class VcfSolver:
+    """VCF searches on one board shape; one instance serves any number of positions."""
+
+    def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_MAX_NODES):
+        if max_nodes < 1:
+            raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
+        if geometry.n_in_row < MIN_N_IN_ROW:
+            raise ValueError(f"the VCF solver needs n_in_row >= {MIN_N_IN_ROW}, got {geometry.n_in_row}")
+        self.geometry = geometry
+        self.max_nodes = max_nodes
+        self.n = geometry.n_in_row
+        self.windows, self.through = geometry.window_lists()
+        self._window_points = geometry.windows[:-1]
+        # A window's code is (attacker stones) + (n + 1) * (defender stones) in it; its class:
+        n = self.n
+        self._code_base = n + 1
+        classes = np.full(self._code_base ** 2, _NONE, dtype=np.int64)
+        classes[n - 2] = _ATTACKER_THREE
+        classes[n - 1] = _ATTACKER_FOUR
+        classes[self._code_base * (n - 1)] = _DEFENDER_FOUR
+        self._class_array, self._class = classes, classes.tolist()
+        # Keys of the stones placed during a search (positions are told apart relative to the root).
+        keys = np.random.default_rng(ZOBRIST_SEED).integers(0, 2**63, size=(3, geometry.size), dtype=np.int64)
+        self._keys = keys.tolist()
+        self._window_sum = [sum(w) for w in self.windows]  # to find a four's empty point
+        self._reset_state()
+
+    # ------------------------------------------------------------------ public API
+    def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> VcfResult:
+        """Whether ``attacker`` (1 or 2), to move in ``cells``, has a VCF."""
+        self.load(cells, attacker)
+        return self.solve_loaded(max_nodes)
+
+    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
+                 max_nodes: int | None = None) -> np.ndarray:
+        """For ``defender`` to move in ``cells``: which of ``moves`` (empty points that do not
+        complete a line) leave the opponent without a VCF, one bool per move. A move whose check
+        runs out of budget counts as a defence. One set-up for all the moves."""
+        self.load(cells, 3 - defender)
+        stops = np.zeros(len(moves), dtype=bool)
+        for i, move in enumerate(np.asarray(moves).tolist()):
+            self._place(move, defender)
+            stops[i] = self.solve_loaded(max_nodes).status is not VcfStatus.WIN
+            self._remove(move, defender)
+        return stops
+
+    # ------------------------------------------------------------------ position state
+    def _reset_state(self) -> None:
+        self.cells: list[int] = []
+        self.attacker = 1
+        self.code: list[int] = []  # per window, see __init__
+        self.sets: list[set[int]] = [set(), set(), set(), set()]  # windows per class (index 0 unused)
+        self.key = 0
+
+    def load(self, cells: np.ndarray, attacker: int) -> None:
+        """Set up the position (vectorised counts); ``solve_loaded`` then searches it."""
+        if attacker not in (1, 2):
+            raise ValueError(f"attacker must be 1 or 2, got {attacker!r}")
+        cells = np.asarray(cells)
+        weight = np.zeros(3, dtype=np.int64)
+        weight[attacker], weight[3 - attacker] = 1, self._code_base
+        code = weight[cells[self._window_points]].sum(axis=1)
+        classes = self._class_array[code]
+        self.attacker = attacker
+        self.cells = cells.tolist()
+        self.code = code.tolist()
+        self.sets = [set()] + [set(np.flatnonzero(classes == c).tolist())
+                               for c in (_ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR)]
+        self.key = 0
+
+    def solve_loaded(self, max_nodes: int | None = None) -> VcfResult:
+        self._budget = self.max_nodes if max_nodes is None else max_nodes
+        self._nodes = 0
+        self._refuted: set[int] = set()
+        try:
+            move = self._attack()
+        except _BudgetExhausted:
+            return VcfResult(VcfStatus.UNKNOWN, NO_MOVE, self._nodes)
+        status = VcfStatus.NO_WIN if move == NO_MOVE else VcfStatus.WIN
+        return VcfResult(status, move, self._nodes)
+
+    def _place(self, point: int, colour: int) -> None:
+        self._update(point, 1 if colour == self.attacker else self._code_base)
+        self.cells[point] = colour
+        self.key ^= self._keys[colour][point]
+
+    def _remove(self, point: int, colour: int) -> None:
+        self._update(point, -1 if colour == self.attacker else -self._code_base)
+        self.cells[point] = 0
+        self.key ^= self._keys[colour][point]
+
+    def _update(self, point: int, delta: int) -> None:
+        code, table, sets = self.code, self._class, self.sets
+        for w in self.through[point]:
+            before = code[w]
+            after = code[w] = before + delta
+            before, after = table[before], table[after]
+            if before != after:
+                if before:
+                    sets[before].discard(w)
+                if after:
+                    sets[after].add(w)
+
+    def _empty_of_four(self, window: int) -> int:
+        """The empty point of a window holding n - 1 stones."""
+        cells = self.cells
+        return self._window_sum[window] - sum(p for p in self.windows[window] if cells[p])
+
+    # ------------------------------------------------------------------ search
+    def _attack(self) -> int:
+        """The first move of a VCF for the attacker to move, or NO_MOVE."""
+        sets = self.sets
+        if sets[_ATTACKER_FOUR]:
+            return min(self._empty_of_four(w) for w in sets[_ATTACKER_FOUR])
+        threats = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        if len(threats) > 1:
+            return NO_MOVE  # two points to block and no five of our own
+        # Four-making moves: each empty point of one of our threes, with the winning point it makes.
+        cells = self.cells
+        fives: dict[int, set[int]] = {}
+        for w in sets[_ATTACKER_THREE]:
+            first, second = [p for p in self.windows[w] if not cells[p]]
+            fives.setdefault(first, set()).add(second)
+            fives.setdefault(second, set()).add(first)
+        if threats:
+            (block,) = threats
+            fives = {block: fives[block]} if block in fives else {}
+        if not fives:
+            return NO_MOVE
+        singles = []
+        for move in sorted(fives):
+            points = fives[move]
+            if len(points) > 1:
+                return move  # a double four (or an open four): the defender cannot block both
+            singles.append((move, next(iter(points))))
+        attacker, defender = self.attacker, 3 - self.attacker
+        for move, reply in singles:
+            self._nodes += 1
+            if self._nodes > self._budget:
+                self._nodes -= 1
+                raise _BudgetExhausted
+            self._place(move, attacker)
+            self._place(reply, defender)
+            won = False
+            try:
+                if self.key not in self._refuted:
+                    won = self._attack() != NO_MOVE
+                    if not won:
+                        self._refuted.add(self.key)
+            finally:  # also when the budget runs out: the loaded position stays intact
+                self._remove(reply, defender)
+                self._remove(move, attacker)
+            if won:
+                return move
+        return NO_MOVE
