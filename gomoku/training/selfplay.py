@@ -228,7 +228,8 @@ def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], oppon
     out = []
     for index in game_indices:
         model = AlphaZeroPlayer(evaluator, n_playout=config.eval.n_playout, c_puct=config.search.c_puct,
-                                seed=seed + 2 * index, forced_moves=config.search.forced_moves)
+                                seed=seed + 2 * index, forced_moves=config.search.forced_moves,
+                                vcf=config.search.vcf, vcf_nodes=config.search.vcf_nodes)
         other = make_player(opponent, seed=seed + 2 * index + 1)
         model_first = index % 2 == 0
         first, second = (model, other) if model_first else (other, model)
