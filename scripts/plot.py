@@ -3,7 +3,8 @@
     python scripts/plot.py runs/9x9                     # writes runs/9x9/curves.png
     python scripts/plot.py runs/9x9/metrics.jsonl --out /tmp/curves.png
 
-Headless (pygame on an off-screen surface); safe to run while the training job appends to the file.
+Headless (matplotlib's Agg canvas); safe to run while the training job appends to the file (a torn last
+line is skipped).
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="image size in pixels (default: 1200x800)")
     parser.add_argument("--title", help="the figure's title (default: from the run directory's name)")
     args = parser.parse_args(argv)
-    from gomoku.training.plot import plot_metrics  # imports pygame
+    from gomoku.training.plot import plot_metrics  # imports matplotlib
 
     try:
         out = plot_metrics(args.source, args.out, size=args.size, title=args.title)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         raise SystemExit(f"plot.py: error: {exc}") from None
     print(out)
     return 0

@@ -1,7 +1,6 @@
-"""The training-curves plot (gomoku/training/plot.py, scripts/plot.py), headless."""
+"""The training-curves plot (gomoku/training/plot.py, scripts/plot.py): matplotlib on Agg, headless."""
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -9,20 +8,19 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-pygame = pytest.importorskip("pygame")
+pytest.importorskip("matplotlib")
+from matplotlib.image import imread  # noqa: E402
 
-from gomoku.training.plot import (DEFAULT_SIZE, load_metrics, log_ticks, make_axis, nice_ticks,  # noqa: E402
-                         plot_metrics, tick_labels)
+from gomoku.training.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
+                                  moving_average, plot_metrics, smoothing_window)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRAINING_KEYS = ("loss", "policy_loss", "value_loss", "entropy", "kl", "explained_var_old", "explained_var_new")
 
 
-def synthetic_records(n: int = 40) -> list[dict]:
-    """Records as gomoku.training.pipeline writes them: the first without training stats, every 5th with an eval."""
+def synthetic_records(n: int = 40, opponents: tuple[str, ...] = ()) -> list[dict]:
+    """Records as gomoku.training.pipeline writes them: the first 3 without training stats, every 5th
+    with an eval (the pure-MCTS ladder, plus `opponents` as eval.opponents)."""
     records = []
     for i in range(1, n + 1):
         record = {"iteration": i, "games": 16 * i, "positions": 350 * i, "buffer": 1000,
@@ -36,79 +34,112 @@ def synthetic_records(n: int = 40) -> list[dict]:
             score = min(1.0, i / n + 0.2)
             record["eval"] = {"pure_playouts": 1000 if i < n / 2 else 2000, "wins": round(10 * score), "draws": 0,
                               "losses": 10 - round(10 * score), "score": score, "new_best": i % 10 == 0}
+            if opponents:
+                record["eval"]["opponents"] = [{"opponent": o, "wins": 1, "draws": 0, "losses": 1, "score": 0.5}
+                                               for o in opponents]
         records.append(record)
     return records
 
 
-def write_metrics(run_dir: Path, records: list[dict], torn_tail: bool = False) -> Path:
+def write_metrics(run_dir: Path, records: list[dict], tail: str = "") -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "metrics.jsonl"
-    text = "".join(json.dumps(r) + "\n" for r in records)
-    path.write_text(text + ('{"iteration": 99, "gam' if torn_tail else ""))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
     return path
 
 
-def panel_cells(size, cols=3, rows=2, header=70):
-    """Rough panel rectangles in the figure (the header, then a cols x rows grid)."""
-    width, height = size
-    cell_w, cell_h = width // cols, (height - header) // rows
-    return [pygame.Rect(c * cell_w + 10, header + r * cell_h + 10, cell_w - 20, cell_h - 20)
-            for r in range(rows) for c in range(cols)]
+def lines(ax, label: str):
+    return [line for line in ax.get_lines() if line.get_label() in (label, f"_raw {label}")]
 
 
-def ink(image: pygame.Surface, rect: pygame.Rect, step: int = 3) -> int:
-    """Number of sampled non-white pixels in rect."""
-    return sum(image.get_at((x, y))[:3] != (255, 255, 255)
-               for x in range(rect.left, rect.right, step) for y in range(rect.top, rect.bottom, step))
+def test_six_panels_with_one_point_per_record(tmp_path):
+    records = synthetic_records(40)
+    fig = build_figure(records, "t")
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == list(TITLES)
+    loss, entropy, evaluation, lr, ev, speed = axes
+    trained = sum("loss" in r for r in records)  # 37: the first three records have no training stats
+    for ax, label, n in ((loss, "loss", trained), (loss, "value loss", trained), (entropy, "entropy", trained),
+                         (lr, "KL(old || new)", trained), (lr, "lr multiplier", 40), (ev, "after update", trained),
+                         (speed, "positions/s", 40)):
+        drawn = lines(ax, label)
+        assert drawn and all(len(line.get_xdata()) == n for line in drawn), label
+    assert len(lines(loss, "loss")) == 2  # past SMOOTH_MIN_POINTS: faint raw + moving average
+    assert lr.get_yscale() == "log"
+    assert [t.get_text() for t in evaluation.get_legend().get_texts()] == [
+        "pure MCTS 1000 playouts", "pure MCTS 2000 playouts", "new best model"]
+    assert sum(len(c.get_offsets()) for c in evaluation.collections[:2]) == 8  # 40 / 5 evals
+    assert "40 iterations" in fig.texts[1].get_text() and "last eval 1.00 vs pure 2000" in fig.texts[1].get_text()
 
 
-def coloured(image: pygame.Surface, rect: pygame.Rect, step: int = 2) -> int:
-    """Number of sampled clearly coloured (not grey) pixels in rect: data, not grid or text."""
-    count = 0
-    for x in range(rect.left, rect.right, step):
-        for y in range(rect.top, rect.bottom, step):
-            r, g, b = image.get_at((x, y))[:3]
-            count += max(r, g, b) - min(r, g, b) > 60
-    return count
+def test_other_opponents_are_lines_in_the_evaluation_panel():
+    records = synthetic_records(20, opponents=("minimax:2", "heuristic"))
+    records[-1]["eval"] = [{"opponent": "minimax:2", "score": 0.75}, {"opponent": "random", "score": 1.0}]
+    ladder, others = eval_results(records)
+    assert len(ladder) == 3 and sorted(others) == ["heuristic", "minimax:2", "random"]
+    assert [s for _, s in others["minimax:2"]] == [0.5, 0.5, 0.5, 0.75]
+    evaluation = build_figure(records).get_axes()[2]
+    assert {line.get_label(): len(line.get_xdata()) for line in evaluation.get_lines()} == {
+        "_ladder": 3, "vs heuristic": 3, "vs minimax:2": 4, "vs random": 1}
 
 
-def test_run_dir_gives_png_with_every_panel_drawn(tmp_path):
+def test_run_dir_gives_png_and_survives_torn_tail_and_odd_lines(tmp_path):
+    records = synthetic_records(12)
+    records[5]["new_key"] = {"nested": [1, 2]}
+    records[6]["loss"] = None
+    del records[7]["explained_var_new"]
     run = tmp_path / "run"
-    write_metrics(run, synthetic_records(), torn_tail=True)
+    path = write_metrics(run, records, tail='{"iteration": 13, "gam')
+    path.write_text("\n[1, 2]\n" + path.read_text())
+    assert load_metrics(run) == [json.loads(json.dumps(r)) for r in records]
     out = plot_metrics(run)
-    assert out == run / "curves.png" and out.is_file()
-    image = pygame.image.load(str(out))
-    assert image.get_size() == DEFAULT_SIZE
-    for i, cell in enumerate(panel_cells(DEFAULT_SIZE)):
-        assert ink(image, cell) > 100, f"panel {i} looks blank"
-        assert coloured(image, cell) > 20, f"panel {i} has no data drawn"
+    assert out == run / "curves.png"
+    assert imread(out).shape[:2] == DEFAULT_SIZE[::-1]
+    axes = build_figure(records).get_axes()
+    assert len(lines(axes[0], "loss")[0].get_xdata()) == 8 and len(lines(axes[4], "after update")[0].get_xdata()) == 8
 
 
 def test_metrics_file_custom_out_and_size(tmp_path):
     metrics = write_metrics(tmp_path / "run", synthetic_records(8))
     out = plot_metrics(metrics, tmp_path / "pics" / "c.png", size=(900, 600))
-    assert out == tmp_path / "pics" / "c.png"
-    image = pygame.image.load(str(out))
-    assert image.get_size() == (900, 600)
-    assert ink(image, pygame.Rect(0, 0, 900, 60)) > 50  # the title
+    assert out == tmp_path / "pics" / "c.png" and imread(out).shape[:2] == (600, 900)
+    with pytest.raises(ValueError, match="too small"):
+        plot_metrics(metrics, tmp_path / "d.png", size=(100, 100))
 
 
-def test_records_without_training_or_eval_still_plot(tmp_path):
+def test_records_without_training_or_eval_note_it():
     records = [{k: v for k, v in r.items() if k not in TRAINING_KEYS and k != "eval"} for r in synthetic_records(2)]
-    out = plot_metrics(write_metrics(tmp_path, records), tmp_path / "c.png")
-    assert pygame.image.load(str(out)).get_size() == DEFAULT_SIZE
+    axes = build_figure(records).get_axes()
+    assert [[t.get_text() for t in ax.texts] for ax in axes] == [
+        ["no training yet"], ["no training yet"], ["no evaluation yet"], [], ["no training yet"], []]
 
 
-@pytest.mark.parametrize("content", [None, "", "\n\n", "not json\n"])
+def test_config_adds_reference_lines(tmp_path):
+    write_metrics(tmp_path, synthetic_records(6))
+    (tmp_path / "config.yaml").write_text("board: {width: 9, height: 9}\ntrain: {kl_targ: 0.02}\n")
+    out = plot_metrics(tmp_path)
+    assert out.is_file()
+    from gomoku.training.plot import load_config
+    axes = build_figure(synthetic_records(6), config=load_config(tmp_path)).get_axes()
+    assert "uniform over 81 moves" in [t.get_text() for t in axes[1].get_legend().get_texts()]
+    assert "KL target 0.02" in [t.get_text() for t in axes[3].get_legend().get_texts()]
+
+
+@pytest.mark.parametrize("content", [None, "", "\n\n", "not json\n", '{"iteration": 1}\n'])
 def test_missing_or_empty_metrics_is_a_clear_error(tmp_path, content):
     path = tmp_path / "metrics.jsonl"
     if content is not None:
         path.write_text(content)
     with pytest.raises(ValueError, match="no metrics"):
-        load_metrics(tmp_path)
-    with pytest.raises(ValueError, match="no metrics"):
         plot_metrics(path)
     assert not (tmp_path / "curves.png").exists()
+
+
+def test_moving_average_and_window():
+    assert moving_average([1, 2, 3, 4, 5], 3).tolist() == [1.5, 2, 3, 4, 4.5]
+    assert moving_average([1, 5], 1).tolist() == [1, 5]
+    assert smoothing_window(29) == 1 and smoothing_window(30) == 3 and smoothing_window(357) == 23
+    assert smoothing_window(10_000) == 51
 
 
 def test_script_from_repo_root_and_its_errors(tmp_path):
@@ -116,27 +147,22 @@ def test_script_from_repo_root_and_its_errors(tmp_path):
     run = tmp_path / "run"
     write_metrics(run, synthetic_records(10))
     script = str(REPO_ROOT / "scripts" / "plot.py")
-    done = subprocess.run([sys.executable, script, str(run), "--out", str(tmp_path / "x.png")], cwd=REPO_ROOT,
-                          env=env, capture_output=True, text=True, timeout=60)
+    code = (f"import runpy, sys; sys.argv = [{script!r}, {str(run)!r}, '--out', {str(tmp_path / 'x.png')!r}]\n"
+            "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code\n"
+            "assert 'matplotlib.pyplot' not in sys.modules and 'pygame' not in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(tmp_path / "x.png") and (tmp_path / "x.png").is_file()
-    missing = subprocess.run([sys.executable, script, str(tmp_path / "nope")], cwd=REPO_ROOT, env=env,
-                             capture_output=True, text=True, timeout=60)
-    assert missing.returncode != 0 and "no metrics file" in missing.stderr
+    (tmp_path / "bad.jsonl").write_text("garbage\n")
+    for source, message in ((tmp_path / "nope", "no metrics file at"), (tmp_path / "bad.jsonl", "holds no metrics")):
+        failed = subprocess.run([sys.executable, script, str(source)], cwd=REPO_ROOT, env=env, capture_output=True,
+                                text=True, timeout=60)
+        assert failed.returncode != 0 and failed.stderr.startswith("plot.py: error: ") and message in failed.stderr
+        assert len(failed.stderr.strip().splitlines()) == 1
 
 
-def test_import_gomoku_does_not_import_pygame():
-    code = "import sys, gomoku; assert 'pygame' not in sys.modules and 'gomoku.training.plot' not in sys.modules"
+def test_import_gomoku_imports_no_plotting():
+    code = ("import sys, gomoku, gomoku.training\n"
+            "assert not {'matplotlib', 'pygame', 'gomoku.training.plot'} & set(sys.modules), sys.modules.keys()")
     subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True, timeout=60)
-
-
-def test_nice_ticks_and_labels():
-    assert nice_ticks(0, 1) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    assert nice_ticks(0.2, 4.7) == [0, 1, 2, 3, 4, 5]
-    assert tick_labels([0, 0.25, 0.5, 0.75, 1.0]) == ["0", "0.25", "0.50", "0.75", "1.00"]
-    assert tick_labels([0, 5000, 10000, 15000]) == ["0", "5k", "10k", "15k"]
-    assert log_ticks(0.005, 20) == [0.01, 0.1, 1, 10]
-    assert log_ticks(0.015, 6) == pytest.approx([0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5])
-    axis = make_axis([3.0, 3.0])  # a constant still gets a range and ticks
-    assert axis.lo < 3.0 < axis.hi and len(axis.ticks) >= 3
-    assert all(math.isfinite(t) for t in make_axis([], log=True).ticks)
