@@ -13,7 +13,7 @@ import numpy as np
 
 from nets.evaluator import legal_priors
 from nets.model import NetConfig
-from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, onnx_session, read_net_config
+from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, onnx_session, read_n_in_row, read_net_config
 
 
 class OnnxEvaluator:
@@ -23,6 +23,7 @@ class OnnxEvaluator:
         self.path = str(path)
         self.session = onnx_session(path, threads)
         self.config: NetConfig | None = read_net_config(path)
+        self.n_in_row: int | None = read_n_in_row(path)  # the rule it was trained for, if recorded
         shape = self.session.get_inputs()[0].shape  # [batch, 4, H, W]; batch is symbolic
         self.height, self.width = (int(n) for n in shape[2:4]) if self.config is None else (
             self.config.height, self.config.width)

@@ -158,6 +158,49 @@ def read_net_config(path: str | os.PathLike) -> NetConfig | None:
     return None
 
 
+def onnx_available() -> bool:
+    """Whether onnx and onnxruntime are installed (core dependencies, but a user may lack them)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
+
+
+def read_n_in_row(path: str | os.PathLike) -> int | None:
+    """The ``n_in_row`` rule recorded in an exported model's metadata (None when absent)."""
+    require("onnx")
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    for entry in model.metadata_props:
+        if entry.key == N_IN_ROW_KEY and entry.value.isdigit():
+            return int(entry.value)
+    return None
+
+
+_temporary_folders: list[str] = []
+
+
+def remove_temporary_exports() -> None:
+    """Delete the folders of ``export_temporary`` now (also done at exit)."""
+    import shutil
+
+    while _temporary_folders:
+        shutil.rmtree(_temporary_folders.pop(), ignore_errors=True)
+
+
+def export_temporary(net: nn.Module, n_in_row: int | None = None) -> Path:
+    """Export ``net`` into a new temporary folder (deleted at exit) and check it against torch:
+    how a ``.pt`` model runs on onnxruntime. Raises OnnxCheckError when the check fails."""
+    import atexit
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="gomoku-zero-onnx-")
+    if not _temporary_folders:
+        atexit.register(remove_temporary_exports)
+    _temporary_folders.append(folder)
+    path = export_onnx(net, Path(folder) / "model.onnx", n_in_row=n_in_row)
+    check_onnx(net, path)
+    return path
+
+
 def onnx_session(path: str | os.PathLike, threads: int = 1):
     """An onnxruntime CPU session with ``threads`` intra-op threads (1: no thread pool overhead)."""
     require("onnxruntime")

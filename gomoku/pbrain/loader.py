@@ -172,16 +172,15 @@ class Players:
         return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row)
 
 
-_exported: dict[Path, tuple[Path, int]] = {}  # .pt model -> (its export, n_in_row)
-_export_folders: list[str] = []
+_exported: dict[Path, tuple[Path, int]] = {}  # .pt model -> (its temporary export, n_in_row)
 
 
 def remove_exports() -> None:
-    """Delete the temporary folders of the .pt models exported to ONNX (also run at exit)."""
-    import shutil
+    """Delete the temporary exports of .pt models (also done at exit)."""
+    from nets.onnx_export import remove_temporary_exports
 
-    while _export_folders:
-        shutil.rmtree(_export_folders.pop(), ignore_errors=True)
+    _exported.clear()
+    remove_temporary_exports()
 
 
 def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
@@ -192,30 +191,19 @@ def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
 
     require("onnx")
     require("onnxruntime")
-    from nets.checkpoint import DEFAULT_N_IN_ROW
+    from nets.checkpoint import DEFAULT_N_IN_ROW, load_model
     from nets.onnx_evaluator import OnnxEvaluator
+    from nets.onnx_export import export_temporary
 
     path = Path(path)
     if path.suffix.lower() != ".onnx":
         if path.resolve() not in _exported:
-            import atexit
-            import tempfile
-
-            from nets.checkpoint import load_model
-            from nets.onnx_export import check_onnx, export_onnx
-
             net, n_in_row = load_model(path)
-            folder = tempfile.mkdtemp(prefix="gomoku-zero-onnx-")
-            if not _export_folders:
-                atexit.register(remove_exports)
-            _export_folders.append(folder)
-            exported = export_onnx(net, Path(folder) / "model.onnx", n_in_row=n_in_row)
-            check_onnx(net, exported)
-            _exported[path.resolve()] = exported, n_in_row
+            _exported[path.resolve()] = export_temporary(net, n_in_row), n_in_row
         exported, n_in_row = _exported[path.resolve()]
         return OnnxEvaluator(exported, threads=threads), n_in_row
     evaluator = OnnxEvaluator(path, threads=threads)
-    recorded = evaluator.session.get_modelmeta().custom_metadata_map.get("gomoku_zero.n_in_row", "")
-    if not recorded.isdigit():
+    if evaluator.n_in_row is None:
         log.info("%s records no n_in_row: assuming %d in a row", path, DEFAULT_N_IN_ROW)
-    return evaluator, int(recorded) if recorded.isdigit() else DEFAULT_N_IN_ROW
+        return evaluator, DEFAULT_N_IN_ROW
+    return evaluator, evaluator.n_in_row
