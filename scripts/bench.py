@@ -1,4 +1,4 @@
-"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick]"""
+"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--variants] [--no-ray]"""
 
 from __future__ import annotations
 
@@ -22,15 +22,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", action="store_true",
                         help="also compare self-play layouts (one process or one per core; torch, onnx, "
                              "an inference server; on CUDA also per-worker CUDA nets)")
+    parser.add_argument("--ray", action=argparse.BooleanOptionalAction, default=None,
+                        help="also time self-play on Ray actors beside the process pool, same config "
+                             "(default: on, off with --quick; needs pip install -e \".[ray]\")")
     args = parser.parse_args(argv)
     from gomoku.training.bench import BenchSettings, run_all
     from nets import default_device
 
     args.device = args.device or str(default_device())
 
-    settings = BenchSettings(device=args.device)
+    ray = not args.quick if args.ray is None else args.ray
+    settings = BenchSettings(device=args.device, ray=ray)
     if args.quick:
-        settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device)
+        settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device, ray=ray)
     results = run_all(settings, variants=args.variants)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

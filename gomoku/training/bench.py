@@ -2,7 +2,8 @@
 
 Every figure is the median of ``repeats`` runs on 9x9 / five in a row with an untrained default
 net. Torch runs single-threaded except in the self-play figure, which runs self-play the way the
-TrainPipeline does by default on this machine (one worker process per core).
+TrainPipeline does by default on this machine (one worker process per core); with
+``BenchSettings.ray`` the same self-play again on Ray actors (``selfplay.backend: ray``), right after.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class BenchSettings:
     pure_playouts: int = 1000
     az_playouts: int = 400
     selfplay_games: int = 4  # finished games per worker and run (with parallel_games in flight)
+    ray: bool = False  # also time self-play on Ray actors, beside the process pool (needs ray)
     vcf_games: int = 4  # seeded games whose positions the VCF solver is timed on
     device: str = "cpu"
 
@@ -154,12 +156,51 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
             "selfplay_moves_measured": [m for m, _ in runs], **extra}
 
 
+def ray_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def bench_selfplay_ray(s: BenchSettings, config: Config | None = None) -> dict:
+    """Self-play positions per second on Ray actors (``selfplay.backend: ray``; a local Ray
+    instance unless ``selfplay.ray_address`` names a cluster), measured as ``bench_selfplay``
+    measures the process pool: one actor per worker the pool would have, the same tasks and seeds.
+    Also how long Ray and the actors took to start, and one call's round trip to an idle actor."""
+    from gomoku.training.ray_backend import RayPool
+
+    config = config or Config()
+    workers = resolve_workers(config.selfplay.workers)
+    weights = {k: v for k, v in build_net(NetConfig()).state_dict().items()}
+    start = time.perf_counter()
+    pool = RayPool(config.to_dict(), workers, config.selfplay.ray_address)
+    runs = []
+    try:
+        start_s = time.perf_counter() - start
+        pool.run([("selfplay", weights, 1, i) for i in range(workers)])  # warm up (weights, first batch)
+        import ray
+
+        actor = pool.actors()[0]
+        round_trip_s = _median_time(lambda: ray.get(actor.info.remote()), 5)
+        for r in range(s.repeats):
+            start = time.perf_counter()
+            tasks = [("selfplay", weights, s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
+            moves = sum(m for _, m in pool.run(tasks))
+            runs.append((moves, time.perf_counter() - start))
+    finally:
+        pool.close()
+    return {"selfplay_ray_positions_per_s": statistics.median(moves / seconds for moves, seconds in runs),
+            "selfplay_ray_actors": workers, "selfplay_ray_start_s": start_s,
+            "selfplay_ray_round_trip_ms": 1e3 * round_trip_s,
+            "selfplay_ray_moves_measured": [m for m, _ in runs]}
+
+
 CPU_WORKERS = ["selfplay.workers=0", "selfplay.parallel_games=16", "selfplay.device=cpu", "selfplay.inference=worker"]
 SELFPLAY_VARIANTS = {  # self-play layouts to compare (scripts/bench.py --variants), as config overrides
-    "1 process x 32 games, torch": ["selfplay.workers=1", "selfplay.parallel_games=32", "selfplay.backend=torch"],
-    "per-core processes x 16 games, torch": CPU_WORKERS + ["selfplay.backend=torch"],
-    "per-core processes x 16 games, onnx": CPU_WORKERS + ["selfplay.backend=onnx"],
-    "per-core processes x 16 games, onnx, no forced moves": CPU_WORKERS + ["selfplay.backend=onnx",
+    "1 process x 32 games, torch": ["selfplay.workers=1", "selfplay.parallel_games=32", "selfplay.runtime=torch"],
+    "per-core processes x 16 games, torch": CPU_WORKERS + ["selfplay.runtime=torch"],
+    "per-core processes x 16 games, onnx": CPU_WORKERS + ["selfplay.runtime=onnx"],
+    "per-core processes x 16 games, onnx, no forced moves": CPU_WORKERS + ["selfplay.runtime=onnx",
                                                                            "search.forced_moves=false"],
     "per-core processes x 16 games, one inference server on the CPU": [
         "selfplay.workers=0", "selfplay.parallel_games=16", "selfplay.device=cpu", "selfplay.inference=server"],
@@ -181,7 +222,7 @@ def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
         variants.update(CUDA_SELFPLAY_VARIANTS)
     out = {}
     for name, overrides in variants.items():
-        if "selfplay.backend=onnx" in overrides and not onnx_available():
+        if "selfplay.runtime=onnx" in overrides and not onnx_available():
             continue
         config = load_config(None, overrides)
         result = bench_selfplay(s, config)
@@ -201,7 +242,7 @@ def machine() -> dict:
 def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     torch.set_num_threads(1)
     results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
-    results["selfplay_backend"] = "onnx" if onnx_available() else "torch"  # what "auto" picks here
+    results["selfplay_runtime"] = "onnx" if onnx_available() else "torch"  # what "auto" picks here
     steps = [("pure_mcts_playouts_per_s", bench_pure), ("az_mcts_playouts_per_s", bench_az),
              ("net_positions_per_s_b256", bench_net), ("train_step_s", bench_train_step)]
     for key, fn in steps:
@@ -221,6 +262,14 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     results.update(bench_selfplay(s))
     log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")
     log(f"{'selfplay_playouts_per_s':36s} {results['selfplay_playouts_per_s']:12.4g}")
+    if s.ray and ray_available():  # right after the pool, same config: the two figures side by side
+        results.update(bench_selfplay_ray(s))
+        results["selfplay_ray_vs_pool"] = results["selfplay_ray_positions_per_s"] / results["selfplay_positions_per_s"]
+        for key in ("selfplay_ray_positions_per_s", "selfplay_ray_vs_pool", "selfplay_ray_start_s",
+                    "selfplay_ray_round_trip_ms"):
+            log(f"{key:36s} {results[key]:12.4g}")
+    elif s.ray:
+        log('selfplay_ray_positions_per_s: skipped, Ray is not installed (pip install -e ".[ray]")')
     if variants:
         results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(s, log)
     results["speedup_vs_classic"] = {k: results[k] / v for k, v in CLASSIC.items()}

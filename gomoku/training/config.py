@@ -79,12 +79,25 @@ class SearchSection:
         _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
 
 
+SELFPLAY_BACKENDS = ("pool", "ray")
+# Before the Ray backend, `selfplay.backend` named the worker nets' runtime, which is now
+# `selfplay.runtime`; configs that still use the old meaning are read by `upgrade_config_dict`.
+LEGACY_RUNTIME_BACKENDS = ("auto", "torch", "onnx")
+
+
 @dataclass
 class SelfPlaySection:
     workers: int = 0  # processes playing self-play games; 0 = one per CPU core, 1 = in this process
     parallel_games: int = 16  # games each worker advances together (their leaves form one batch)
     games_per_iteration: int = 16  # finished games collected before each round of training
-    backend: str = "auto"  # a CPU worker net's runtime: torch, onnx (onnxruntime), auto = onnx if installed
+    runtime: str = "auto"  # a CPU worker net's runtime: torch, onnx (onnxruntime), auto = onnx if installed
+    # Where the self-play workers run: "pool" (processes on this machine) or "ray" (`workers` Ray
+    # actors, 0 = one per CPU of the cluster, on one machine or many: gomoku/training/ray_backend.py;
+    # pip install -e ".[ray]").
+    backend: str = "pool"
+    # With backend ray: "" starts a local Ray instance for the run (and stops it after), "auto"
+    # joins the cluster running on this machine (`ray start`), HOST:PORT joins that cluster.
+    ray_address: str = ""
     # With workers > 1, where the workers' leaves are evaluated: "worker" (each process runs its own
     # copy of the net on `device`), "server" (they send them to one net in the trainer's process,
     # which batches all workers' leaves together); auto = server when `device` is cuda, else worker.
@@ -92,7 +105,8 @@ class SelfPlaySection:
     device: str = "auto"  # the self-play net's device with workers > 1: cpu, cuda, auto = cuda if available
 
     def validate(self, prefix: str) -> None:
-        _check(self.backend in ("auto", "torch", "onnx"), f"{prefix}.backend", "must be auto, torch or onnx")
+        _check(self.runtime in ("auto", "torch", "onnx"), f"{prefix}.runtime", "must be auto, torch or onnx")
+        _check(self.backend in SELFPLAY_BACKENDS, f"{prefix}.backend", "must be pool or ray")
         _check(self.inference in ("auto", "worker", "server"), f"{prefix}.inference",
                "must be auto, worker or server")
         _check(self.device in ("auto", "cpu", "cuda"), f"{prefix}.device", "must be auto, cpu or cuda")
@@ -221,8 +235,21 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     return cls(**kwargs)
 
 
+def upgrade_config_dict(data: Any) -> Any:
+    """The one compatibility step for configs of older runs (their checkpoints, ``config.yaml``):
+    a ``selfplay.backend`` of auto, torch or onnx is the old name of ``selfplay.runtime`` and moves
+    there, with ``backend`` set to "pool", the only backend there was. Anything else is returned
+    as it is (a new dict when it changes; ``data`` itself is never modified)."""
+    selfplay = data.get("selfplay") if isinstance(data, dict) else None
+    if not isinstance(selfplay, dict) or selfplay.get("backend") not in LEGACY_RUNTIME_BACKENDS:
+        return data
+    return {**data, "selfplay": {**selfplay, "runtime": selfplay["backend"], "backend": "pool"}}
+
+
 def config_from_dict(data: dict) -> Config:
-    config = _build(Config, data or {}, "")
+    """The config of a nested dict (as ``Config.to_dict`` writes it; older configs are upgraded
+    first, see ``upgrade_config_dict``), validated."""
+    config = _build(Config, upgrade_config_dict(data or {}), "")
     config.validate()
     return config
 

@@ -33,7 +33,8 @@ from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
 from gomoku.training.rundir import RunLock, append_line, fault_point, remove_stale_temps, repair_metrics
-from gomoku.training.selfplay import SelfPlayGame, SelfPlayRunner, WorkerPool, play_eval_games, resolve_inference
+from gomoku.training.selfplay import (SelfPlayGame, SelfPlayRunner, WorkerError, WorkerPool, play_eval_games,
+                                     resolve_inference)
 from gomoku.training.symmetry import augment, move_permutations
 from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update,
                   load_checkpoint, save_checkpoint, save_model)
@@ -251,6 +252,14 @@ class TrainPipeline:
 
     # ------------------------------------------------------------------ self-play
     def _start_workers(self) -> None:
+        if self.config.selfplay.backend == "ray":  # actors with their own nets, here or on a cluster
+            try:
+                from gomoku.training.ray_backend import RayPool
+            except ImportError as error:  # Ray is an optional extra
+                raise WorkerError(str(error)) from None
+            s = self.config.selfplay
+            self._pool = RayPool(self.config.to_dict(), s.workers, s.ray_address, self.run_dir)
+            return
         n = resolve_workers(self.config.selfplay.workers)
         if n > 1:
             device, inference = resolve_inference(self.config.selfplay)

@@ -188,8 +188,8 @@ class WorkerNet:
         b, n = config.board, config.net
         self.net = build_net(NetConfig(b.width, b.height, n.arch, n.channels, n.blocks))
         self.torch_evaluator = NetEvaluator(self.net, device)
-        backend = config.selfplay.backend
-        self.onnx = device == "cpu" and (backend == "onnx" or (backend == "auto" and onnx_available()))
+        runtime = config.selfplay.runtime
+        self.onnx = device == "cpu" and (runtime == "onnx" or (runtime == "auto" and onnx_available()))
         self.folder = tempfile.mkdtemp(prefix=f"gomoku-zero-worker{worker_id}-") if self.onnx else None
         self.evaluator = self.torch_evaluator
 

@@ -1,0 +1,155 @@
+"""The Ray self-play backend (selfplay.backend: ray) on local Ray instances, and the renamed
+selfplay.runtime key. The Ray tests skip when Ray is not installed (pip install -e ".[ray]")."""
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from gomoku.training.config import ConfigError, config_from_dict, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason='Ray is not installed (pip install -e ".[ray]")')
+
+
+def test_old_configs_name_the_runtime_selfplay_backend():
+    """Runs from before the Ray backend stored the net runtime as selfplay.backend."""
+    for path in ("models/9x9-config.yaml", "models/resume/config.yaml"):
+        selfplay = load_config(ROOT / path).selfplay
+        assert (selfplay.runtime, selfplay.backend) == ("auto", "pool")
+    stored = torch.load(ROOT / "models/resume/checkpoint.pt", weights_only=True)["config"]
+    assert stored["selfplay"]["backend"] == "auto"
+    selfplay = config_from_dict(stored).selfplay
+    assert (selfplay.runtime, selfplay.backend) == ("auto", "pool")
+    assert stored["selfplay"]["backend"] == "auto"  # the dict given is left as it was
+    selfplay = load_config(None, ["selfplay.backend=torch"]).selfplay  # the old override still works
+    assert (selfplay.runtime, selfplay.backend) == ("torch", "pool")
+    selfplay = load_config(None, ["selfplay.backend=ray", "selfplay.runtime=onnx"]).selfplay
+    assert (selfplay.runtime, selfplay.backend, selfplay.ray_address) == ("onnx", "ray", "")
+    with pytest.raises(ConfigError, match="selfplay.backend: must be pool or ray"):
+        load_config(None, ["selfplay.backend=mpi"])
+    with pytest.raises(ConfigError, match="selfplay.runtime: must be auto, torch or onnx"):
+        load_config(None, ["selfplay.runtime=tensorrt"])
+
+
+def _records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+@needs_ray
+def test_smoke_run_on_ray_is_interrupted_and_resumed_across_backends(monkeypatch):
+    """pool -> resumed on Ray (a local instance the run starts: two actors play self-play and the
+    evaluation games), Ctrl-C in its second iteration -> resumed on the pool. Ray writes nothing
+    to the home folder, keeps its files in the run directory and is stopped at the end."""
+    import ray
+
+    from gomoku.training.pipeline import TrainPipeline
+
+    assert not ray.is_initialized()
+    run = Path(tempfile.mkdtemp(prefix="gz"))  # short: Ray's socket paths under RUN/ray must fit
+    home = run / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    try:
+        config = load_config(ROOT / "configs/smoke.yaml", ["train.game_batch_num=4"])
+        TrainPipeline(config, run / "r", device="cpu", progress=False).run()  # iteration 1 on the pool
+        on_ray = TrainPipeline(None, run / "r", device="cpu", resume=True, progress=False, overrides=[
+            "selfplay.backend=ray", "selfplay.workers=2", "selfplay.runtime=torch", "train.game_batch_num=12"])
+        calls = []
+        real = on_ray.self_play
+        sigterm = signal.getsignal(signal.SIGTERM)
+
+        def interrupted(games):
+            calls.append(games)
+            if len(calls) == 2:
+                assert ray.is_initialized() and len(on_ray._pool) == 2
+                assert signal.getsignal(signal.SIGTERM) is sigterm  # ray.init's own handler is undone
+                raise KeyboardInterrupt
+            return real(games)
+
+        monkeypatch.setattr(on_ray, "self_play", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            on_ray.run()
+        assert not ray.is_initialized()  # the pool stopped the Ray instance it started
+        saved = torch.load(run / "r/checkpoint.pt", weights_only=True)
+        assert saved["iteration"] == 2 and saved["config"]["selfplay"]["backend"] == "ray"
+        record = _records(run / "r")[-1]
+        assert record["games"] == saved["games_played"] >= 8
+        assert record["eval"]["wins"] + record["eval"]["draws"] + record["eval"]["losses"] == 2  # on the actors
+        assert list((run / "r/ray").glob("session_*/logs"))  # Ray's files stay in the run directory
+        assert not list(home.iterdir())  # no ~/.ray/auth_token, nothing else
+
+        pool = TrainPipeline(None, run / "r", device="cpu", resume=True, progress=False,
+                             overrides=["selfplay.backend=pool", "selfplay.workers=1"])
+        pool.run()
+        records = _records(run / "r")
+        assert [r["iteration"] for r in records] == [1, 2, 3] and records[-1]["games"] >= 12
+        assert records[-1]["resumed"]["config_changes"]["selfplay.backend"] == ["ray", "pool"]
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+
+
+@needs_ray
+def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
+    """Two Ray nodes on this machine, one actor each: the actor of the second node is killed in
+    the middle of self-play (Ray restarts it), later the node itself is removed; both times the
+    run returns at least the games asked for, every game counted once."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from gomoku.training.ray_backend import RayPool
+    from nets import NetConfig, build_net
+
+    temp = Path(tempfile.mkdtemp(prefix="gzc"))
+    (temp / "ray").mkdir()  # where Cluster writes the address file of ray.init(address="auto")
+    monkeypatch.setenv("RAY_TMPDIR", str(temp))
+    monkeypatch.setenv("HOME", str(temp))
+    node_args = {"num_cpus": 1, "temp_dir": str(temp), "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=node_args)
+    pool = None
+    try:
+        second = cluster.add_node(**{k: v for k, v in node_args.items() if k != "include_dashboard"})
+        ray.init(address=cluster.address, log_to_driver=False)
+        # Every move sampled (temperature_moves 36): two games alike would be a game counted twice.
+        config = load_config(ROOT / "configs/smoke.yaml", ["search.n_playout=8", "search.temperature_moves=36",
+                                                           "selfplay.runtime=torch", "selfplay.device=cpu"])
+        pool = RayPool(config.to_dict(), 2)  # joins the instance this process is connected to
+        infos = ray.get([actor.info.remote() for actor in pool.actors()])
+        assert {info.node_id for info in infos} == {cluster.head_node.node_id, second.node_id}
+        victim = next(info for info in infos if info.node_id == second.node_id)
+        weights = build_net(NetConfig(6, 6)).state_dict()
+
+        def play(on_first_game, seeds):
+            progress = []
+
+            def on_progress(n):
+                if not progress:
+                    on_first_game()
+                progress.append(n)
+
+            answers = pool.run([("selfplay", weights, 5, seed) for seed in seeds], on_progress=on_progress)
+            games = [game for found, _ in answers for game in found]
+            assert all(len(found) >= 5 for found, _ in answers)
+            assert sum(progress) == len(games)  # each game reported once
+            assert len({tuple(game.moves) for game in games}) == len(games)  # no game twice
+            return games
+
+        play(lambda: os.kill(victim.pid, signal.SIGKILL), (1, 2))
+        assert pool.restarts == 1 and pool.wait_for_actors(120) == 2  # back on its node
+        play(lambda: cluster.remove_node(second, allow_graceful=False), (3, 4))
+        assert pool.restarts == 2 and pool.wait_for_actors(0) == 1  # no node left to restart it on
+        evaluation = pool.run([("eval", weights, [0, 2], "random", 7), ("eval", weights, [1], "random", 7)])
+        assert [[index for index, _ in answer] for answer in evaluation] == [[0, 2], [1]]
+    finally:
+        if pool is not None:
+            pool.close()
+        ray.shutdown()
+        cluster.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
