@@ -108,10 +108,10 @@ def test_ctrl_c_saves_the_run(tmp_path, monkeypatch):
     assert [r["iteration"] for r in records] == [1, 2]  # numbering goes on without a gap
 
 
-@pytest.mark.parametrize("layout", ["backend=torch", "backend=onnx", "inference=server"])
+@pytest.mark.parametrize("layout", ["runtime=torch", "runtime=onnx", "inference=server"])
 def test_worker_processes(tmp_path, layout):
     """Worker processes with their own nets (torch, onnxruntime) or with one inference server."""
-    if layout == "backend=onnx":
+    if layout == "runtime=onnx":
         pytest.importorskip("onnxruntime")
         pytest.importorskip("onnx")
     config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "train.game_batch_num=8",
@@ -271,7 +271,7 @@ def test_a_dead_worker_is_restarted_and_its_task_played_again():
     from gomoku.training.selfplay import WorkerPool
     from nets import NetConfig, build_net
 
-    config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "selfplay.backend=torch",
+    config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "selfplay.runtime=torch",
                                                 "selfplay.device=cpu", "search.n_playout=8"])
     weights = build_net(NetConfig(6, 6)).state_dict()
     pool = WorkerPool(2, config.to_dict())
