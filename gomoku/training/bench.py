@@ -21,7 +21,8 @@ from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.training.config import Config, load_config
 from gomoku.training.pipeline import resolve_workers
-from gomoku.training.selfplay import SelfPlayRunner, WorkerPool, onnx_available, resolve_inference
+from gomoku.training.selfplay import SelfPlayRunner, WorkerPool, resolve_inference
+from nets.onnx_export import onnx_available
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
 # The classic AlphaZero-Gomoku on a 2-core CPU with torch 2.13 (shared/REFERENCE.md).
@@ -53,8 +54,13 @@ def bench_pure(s: BenchSettings) -> float:
     return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
 
 
-def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool = False, forced_moves: bool = True) -> float:
+def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
+             vcf: bool = True) -> float:
+    """Playouts/s of the az player's single-game search from the empty board, on the runtime it
+    uses by default (``onnx`` None: onnxruntime when installed on a CPU, as ``from_checkpoint``)."""
     net = build_net(NetConfig())
+    if onnx is None:
+        onnx = onnx_available() and str(s.device).startswith("cpu")
     if onnx:
         import tempfile
 
@@ -67,7 +73,7 @@ def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool = False, for
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
-                        forced_moves=forced_moves).get_action(Board())
+                        forced_moves=forced_moves, vcf=vcf).get_action(Board())
 
     return s.az_playouts / _median_time(one_move, s.repeats)
 
@@ -248,11 +254,12 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     for key, fn in steps:
         results[key] = fn(s)
         log(f"{key:36s} {results[key]:12.4g}")
+    # The headline is the default player's runtime (onnxruntime on a CPU when installed); these
+    # vary one thing each.
     extras = [("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
-              ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False))]
-    if onnx_available():
-        extras += [("az_mcts_playouts_per_s_onnx", lambda: bench_az(s, onnx=True)),
-                   ("az_mcts_playouts_per_s_onnx_leaves8", lambda: bench_az(s, 8, onnx=True))]
+              ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False)),
+              ("az_mcts_playouts_per_s_torch", lambda: bench_az(s, onnx=False)),
+              ("az_mcts_playouts_per_s_torch_leaves8", lambda: bench_az(s, 8, onnx=False))]
     for key, fn in extras:
         results[key] = fn()
         log(f"{key:36s} {results[key]:12.4g}")

@@ -24,6 +24,7 @@ import numpy as np
 from gomoku.game.board import DRAW, Board
 from gomoku.training.config import BoardConfig, SearchSection
 from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
+from nets.onnx_export import onnx_available
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +156,6 @@ def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp
         except Exception as error:  # report, keep serving
             log.exception("worker %d failed", worker_id)
             results.put(("error", worker_id, repr(error)))
-
-
-def onnx_available() -> bool:
-    import importlib.util
-
-    return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
 
 
 def resolve_inference(selfplay) -> tuple[str, str]:
