@@ -56,7 +56,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--leaves", type=int, default=1, help="az players: leaves per network call "
                         "(virtual loss; faster, a slightly different search)")
     parser.add_argument("--no-forced-moves", action="store_true", help="az players: search without the "
-                        "exact forced-move rules (take a five, block a four)")
+                        "exact forced-move rules (take a five, block a four; VCF goes with them)")
+    parser.add_argument("--no-vcf", action="store_true", help="az players: forced moves without the "
+                        "continuous-four (VCF) solver")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
@@ -102,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
                            height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
                            workers=args.workers, seconds=args.seconds, leaves_per_step=args.leaves,
-                           forced_moves=not args.no_forced_moves)
+                           forced_moves=not args.no_forced_moves, vcf=not args.no_vcf)
     except ValueError as error:  # a bad spec, checkpoint or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
