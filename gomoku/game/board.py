@@ -125,7 +125,7 @@ class Board:
         player = self.current_player
         self._cells[move] = player
         self.moves.append(move)
-        if self._line_length(move, player) >= self.n_in_row:
+        if len(self._longest_run(move, player)) >= self.n_in_row:
             self._winner = player
 
     def undo_move(self) -> int:
@@ -137,30 +137,12 @@ class Board:
         self._winner = DRAW  # the game could not have gone on past a win
         return move
 
-    def _line_length(self, move: int, player: int) -> int:
-        """Longest run of ``player`` stones through ``move`` (only the four lines through it)."""
+    def _longest_run(self, move: int, player: int) -> list[int]:
+        """The longest run of ``player`` stones through ``move`` (only the four lines through it),
+        as its points; ``move`` itself counts as ``player``'s."""
         width, height, cells = self.width, self.height, self._cells
         row, col = divmod(move, width)
-        best = 0
-        for dr, dc in DIRECTIONS:
-            count = 1
-            for sign in (1, -1):
-                r, c = row + sign * dr, col + sign * dc
-                while 0 <= r < height and 0 <= c < width and cells[r * width + c] == player:
-                    count += 1
-                    r += sign * dr
-                    c += sign * dc
-            best = max(best, count)
-        return best
-
-    def winning_line(self) -> list[int]:
-        """The moves of the winning line (all stones of the run), or [] when nobody has won."""
-        if self._winner == DRAW:
-            return []
-        width, height, cells = self.width, self.height, self._cells
-        # The winning line goes through the last move: the game stops at the first line.
-        move, player = self.moves[-1], self._winner
-        row, col = divmod(move, width)
+        best: list[int] = []
         for dr, dc in DIRECTIONS:
             line = [move]
             for sign in (1, -1):
@@ -169,9 +151,16 @@ class Board:
                     line.append(r * width + c)
                     r += sign * dr
                     c += sign * dc
-            if len(line) >= self.n_in_row:
-                return sorted(line)
-        return []
+            if len(line) > len(best):
+                best = line
+        return best
+
+    def winning_line(self) -> list[int]:
+        """The moves of the winning line (all stones of the run), or [] when nobody has won."""
+        if self._winner == DRAW:
+            return []
+        # The winning line goes through the last move: the game stops at the first line.
+        return sorted(self._longest_run(self.moves[-1], self._winner))
 
     # ------------------------------------------------------------------ encoding
     def current_state(self) -> np.ndarray:
