@@ -124,6 +124,17 @@ def bench_vcf(s: BenchSettings) -> dict:
             "vcf_calls_measured": len(times), "vcf_wins_found": wins}
 
 
+def _timed_selfplay(pool, weights, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:
+    """(moves, seconds) of ``s.repeats`` rounds of self-play tasks, one per worker, on a pool
+    (``WorkerPool`` or ``RayPool``), with the same seeds whatever the pool."""
+    runs = []
+    for r in range(s.repeats):
+        start = time.perf_counter()
+        tasks = [("selfplay", weights, s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
+        runs.append((sum(m for _, m in pool.run(tasks)), time.perf_counter() - start))
+    return runs
+
+
 def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
     """Self-play positions (moves) per second, as the pipeline plays it by default."""
     config = config or Config()
@@ -137,11 +148,7 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
         pool = WorkerPool(workers, config.to_dict(), server)
         try:
             pool.run([("selfplay", weights, 1, i) for i in range(workers)])  # warm up (spawn, imports)
-            for r in range(s.repeats):
-                start = time.perf_counter()
-                tasks = [("selfplay", weights, s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
-                moves = sum(m for _, m in pool.run(tasks))
-                runs.append((moves, time.perf_counter() - start))
+            runs = _timed_selfplay(pool, weights, workers, s)
         finally:
             pool.close()
         if server is not None:
@@ -188,11 +195,7 @@ def bench_selfplay_ray(s: BenchSettings, config: Config | None = None) -> dict:
 
         actor = pool.actors()[0]
         round_trip_s = _median_time(lambda: ray.get(actor.info.remote()), 5)
-        for r in range(s.repeats):
-            start = time.perf_counter()
-            tasks = [("selfplay", weights, s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
-            moves = sum(m for _, m in pool.run(tasks))
-            runs.append((moves, time.perf_counter() - start))
+        runs = _timed_selfplay(pool, weights, workers, s)
     finally:
         pool.close()
     return {"selfplay_ray_positions_per_s": statistics.median(moves / seconds for moves, seconds in runs),
