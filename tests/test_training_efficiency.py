@@ -14,13 +14,13 @@ from mcts import UniformEvaluator
 
 
 def test_sample_reuse_sets_the_number_of_updates(tmp_path):
-    # 6x6: 8 symmetries; 16 new positions -> 128 samples; batch 64 x 2 epochs = 128 sample passes per update
+    # 16 new positions x 8 symmetries = 128 samples; batch 64 x 2 epochs = 128 sample passes per update
     config = load_config("configs/smoke.yaml", ["train.sample_reuse=3", "train.batch_size=64", "train.epochs=2"])
     pipeline = TrainPipeline(config, tmp_path / "run", device="cpu", progress=False)
-    assert pipeline._n_updates(games=4, positions=16) == 3
-    assert pipeline._n_updates(games=4, positions=1) == 1  # at least one update
+    assert pipeline._n_updates(games=4, samples=128) == 3
+    assert pipeline._n_updates(games=4, samples=8) == 1  # at least one update
     classic = load_config("configs/smoke.yaml", ["train.updates_per_game=0.5"])
-    assert TrainPipeline(classic, tmp_path / "run2", device="cpu", progress=False)._n_updates(4, 16) == 2
+    assert TrainPipeline(classic, tmp_path / "run2", device="cpu", progress=False)._n_updates(4, 128) == 2
 
 
 def _play(overrides: list[str], games: int = 6):

@@ -35,7 +35,7 @@ from gomoku.training.config import (Config, check_resume_changes, config_changes
 from gomoku.training.rundir import RunLock, append_line, fault_point, remove_stale_temps, repair_metrics
 from gomoku.training.selfplay import (SelfPlayGame, SelfPlayRunner, WorkerError, WorkerPool, play_eval_games,
                                      resolve_inference)
-from gomoku.training.symmetry import augment, move_permutations
+from gomoku.training.symmetry import augment
 from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update,
                   load_checkpoint, save_checkpoint, save_model)
 from nets.checkpoint import atomic_write, deferred_signals
@@ -303,12 +303,12 @@ class TrainPipeline:
             bar.close()
 
     # ------------------------------------------------------------------ training
-    def _n_updates(self, games: int, positions: int) -> int:
-        """Updates after an iteration: ``updates_per_game`` per game (the classic), or with
-        ``sample_reuse`` > 0 enough to train on each new augmented sample that many times."""
+    def _n_updates(self, games: int, samples: int) -> int:
+        """Updates after an iteration that added ``samples`` (augmented) to the buffer:
+        ``updates_per_game`` per game (the classic), or with ``sample_reuse`` > 0 enough to train
+        on each new sample that many times."""
         t = self.config.train
         if t.sample_reuse > 0:
-            samples = positions * len(move_permutations(self.config.board.width, self.config.board.height))
             return max(1, round(t.sample_reuse * samples / (t.batch_size * t.epochs)))
         return round(t.updates_per_game * games)
 
@@ -481,7 +481,7 @@ class TrainPipeline:
         before = self.games_played
         self.games_played += len(games)
         self.positions += len(states)
-        n_updates = self._n_updates(len(games), len(states)) if len(self.buffer) >= c.train.batch_size else 0
+        n_updates = self._n_updates(len(games), len(samples[2])) if len(self.buffer) >= c.train.batch_size else 0
         train_start = time.perf_counter()
         train_stats = self.train(n_updates)
         train_s = time.perf_counter() - train_start
