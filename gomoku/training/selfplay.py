@@ -35,7 +35,8 @@ GREEDY = 0.0  # temperature meaning "play the most visited move"
 class SelfPlayGame:
     moves: list[int]
     winner: int  # 1, 2 or -1 (draw)
-    states: np.ndarray  # float32 [T, 4, H, W], the position before each move
+    states: np.ndarray  # float32 [T, 4, H, W], the recorded positions (every move's, unless
+    #                     playout cap randomization records only the full searches)
     probs: np.ndarray  # float32 [T, H*W], the search's visit distribution there
     outcomes: np.ndarray  # float32 [T], +1 / -1 / 0 for the player to move there
 
