@@ -24,7 +24,7 @@ from typing import BinaryIO, Callable, Iterator
 import torch
 from torch import nn
 
-from nets.model import NetConfig, build_net
+from nets.model import NetConfig, build_net, flush_subnormals
 
 FORMAT = "gomoku-zero/1"
 FILE_MODE = 0o644  # mkstemp makes 0600 files; checkpoints are meant to be shared
@@ -121,6 +121,7 @@ def net_from_checkpoint(payload: dict, width: int | None = None, height: int | N
     net = build_net(config)
     try:
         net.load_state_dict(payload["model"])
+        flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     except RuntimeError as error:
         raise CheckpointError(f"checkpoint weights do not fit its net_config: {error}") from error
     return net

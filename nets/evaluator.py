@@ -6,6 +6,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from nets.model import subnormals_as_zero
+
 CPU_CHUNK = 16
 
 
@@ -38,6 +40,7 @@ class NetEvaluator:
     @torch.inference_mode()
     def policy_value(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The net's move probabilities (all moves, unmasked) and float64 values for ``planes``."""
+        subnormals_as_zero()
         x = torch.from_numpy(np.ascontiguousarray(planes, dtype=np.float32)).to(self.device)
         if self.chunk and len(x) > self.chunk:
             outputs = [self.net(part) for part in torch.split(x, self.chunk)]

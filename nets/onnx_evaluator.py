@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from nets.evaluator import legal_priors
-from nets.model import NetConfig
+from nets.model import NetConfig, subnormals_as_zero
 from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, onnx_session, read_n_in_row, read_net_config
 
 
@@ -29,6 +29,7 @@ class OnnxEvaluator:
             self.config.height, self.config.width)
 
     def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        subnormals_as_zero()  # onnxruntime runs a 1-thread session on this thread
         x = np.ascontiguousarray(planes, dtype=np.float32)
         log_policy, value = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: x})
         return legal_priors(np.exp(log_policy), legal), value.astype(np.float64)

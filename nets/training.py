@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from nets.model import flush_subnormals, subnormals_as_zero
+
 WEIGHT_DECAY = 1e-4  # L2 through Adam's weight decay, as in the classic implementation
 KL_EPSILON = 1e-10
 LR_MULTIPLIER_MIN = 0.1
@@ -49,6 +51,7 @@ class Trainer:
 
     def train_step(self, states: np.ndarray, probs: np.ndarray, outcomes: np.ndarray, lr: float) -> StepStats:
         """states [B,4,H,W], probs [B,H*W] (search visit distributions), outcomes [B] in {-1,0,1}."""
+        subnormals_as_zero()
         self.net.train()
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -60,9 +63,16 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
+        flush_subnormals(self.tensors())
         with torch.no_grad():
             entropy = -torch.mean(torch.sum(torch.exp(log_policy) * log_policy, dim=1))
         return StepStats(loss.item(), policy_loss.item(), value_loss.item(), entropy.item())
+
+    def tensors(self):
+        """The weights and the optimiser's state (what a step changes)."""
+        yield from self.net.state_dict().values()
+        for state in self.optimizer.state.values():
+            yield from (value for value in state.values() if torch.is_tensor(value))
 
     @torch.inference_mode()
     def predict(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

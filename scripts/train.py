@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="override a config value (repeatable), e.g. --set search.n_playout=200")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     parser.add_argument("--max-iterations", type=int, help="stop after this many iterations")
+    parser.add_argument("--max-minutes", type=float,
+                        help="stop once the run's wall time (all its sessions, as in metrics.jsonl) reaches this; "
+                             "for runs compared at equal time")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.config is None and not args.resume:
@@ -84,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pipeline = TrainPipeline(config, run_dir, device=args.device, resume=args.resume,
                                  progress=not args.no_progress, overrides=args.set if args.resume else None)
-        pipeline.run(max_iterations=args.max_iterations)
+        pipeline.run(max_iterations=args.max_iterations,
+                     max_wall_s=None if args.max_minutes is None else 60 * args.max_minutes)
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this message
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -6,7 +6,8 @@ import torch
 
 from gomoku import Board
 from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, adjust_lr_multiplier, build_net,
-                  count_parameters, kl_adaptive_update, load_checkpoint, load_net, save_checkpoint, save_model)
+                  count_parameters, flush_subnormals, kl_adaptive_update, load_checkpoint, load_net, save_checkpoint,
+                  save_model)
 from nets.training import explained_variance, kl_divergence
 
 
@@ -168,3 +169,54 @@ def test_model_files_record_the_rule_they_were_trained_for(tmp_path, caplog):
     with pytest.raises(ValueError, match="n_in_row"):
         save_model(tmp_path / "bad.pt", net, n_in_row=0)
     assert not (tmp_path / "bad.pt").exists()
+
+
+SUBNORMAL = 1e-40  # below float32's smallest normal number, 1.18e-38
+
+
+def _subnormals(tensors) -> int:
+    """How many subnormal entries (flush_subnormals on copies; checked against bits below)."""
+    return flush_subnormals([t.clone() for t in tensors])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_flush_subnormals_zeroes_exactly_the_subnormal_entries(dtype):
+    torch.set_flush_denormal(False)  # trainers and evaluators turn it on: see the numbers as they are
+    info = torch.finfo(dtype)
+    values = [0.0, -0.0, info.tiny / 2, -info.tiny / 4, info.smallest_normal, -info.tiny, 1e-3, -1.0, float("inf")]
+    t = torch.tensor(values, dtype=dtype)
+    assert t[2] != 0 and t[3] != 0  # representable as subnormals
+    ints = torch.tensor([0, 1, 2])
+    assert flush_subnormals([t, ints]) == 2
+    expected = torch.tensor([0.0, -0.0, 0.0, 0.0, info.smallest_normal, -info.tiny, 1e-3, -1.0, float("inf")],
+                            dtype=dtype)
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[dtype.itemsize]
+    assert torch.equal(t.view(bits), expected.view(bits))  # flushed to +0; -0.0 is not subnormal
+    assert flush_subnormals([t]) == 0 and ints.tolist() == [0, 1, 2]
+
+
+def _net_with_subnormals(seed: int = 0):
+    torch.set_flush_denormal(False)
+    torch.manual_seed(seed)
+    net = build_net(NetConfig())
+    with torch.no_grad():
+        for p in net.parameters():
+            p.view(-1)[::50] = SUBNORMAL
+    assert _subnormals(net.parameters()) > 1000
+    return net
+
+
+def test_training_and_loading_leave_no_subnormal_weights(tmp_path):
+    # A trainer zeroes them in the weights and in Adam's state after every step ...
+    trainer = Trainer(_net_with_subnormals(), lr=2e-3)
+    rng = np.random.default_rng(0)
+    states = rng.integers(0, 2, (8, 4, 9, 9)).astype(np.float32)
+    probs = rng.dirichlet(np.ones(81), 8).astype(np.float32)
+    trainer.train_step(states, probs, rng.choice([-1.0, 1.0], 8).astype(np.float32), lr=0.0)
+    torch.set_flush_denormal(False)
+    assert _subnormals(trainer.tensors()) == 0 and len(list(trainer.tensors())) > len(trainer.net.state_dict())
+    # ... and loading a file written before that (here: one that holds them) zeroes them too.
+    path = tmp_path / "old.pt"
+    save_model(path, _net_with_subnormals())
+    assert _subnormals(load_checkpoint(path)["model"].values()) > 1000
+    assert _subnormals(load_net(path).state_dict().values()) == 0

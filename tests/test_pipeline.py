@@ -218,6 +218,20 @@ def test_resume_continues_the_run_with_its_own_config(tmp_path, caplog):
         TrainPipeline(None, run, device="cpu", resume=True, progress=False, overrides=["train.lr=.inf"])
 
 
+def test_max_wall_time_counts_the_whole_run(tmp_path):
+    run = tmp_path / "run"
+    config = load_config("configs/smoke.yaml", ["search.n_playout=8", "train.game_batch_num=100"])
+    first = TrainPipeline(config, run, device="cpu", progress=False)
+    first.run(max_wall_s=1e-9)  # any iteration takes longer: exactly one is played
+    assert [r["iteration"] for r in _records(run)] == [1]
+    # The limit is the run's time over all its sessions: a resume already past it plays nothing.
+    before = _snapshot(run)
+    TrainPipeline(None, run, device="cpu", resume=True, progress=False).run(max_wall_s=first.wall_time)
+    assert _snapshot(run) == before
+    TrainPipeline(None, run, device="cpu", resume=True, progress=False).run(max_wall_s=first.wall_time + 1e-9)
+    assert [r["iteration"] for r in _records(run)] == [1, 2]
+
+
 def test_a_smaller_buffer_keeps_the_newest_positions_only_when_asked(tmp_path):
     config = load_config("configs/smoke.yaml", ["train.game_batch_num=8", "eval.check_freq=1000"])
     full = TrainPipeline(config, tmp_path, device="cpu", progress=False)

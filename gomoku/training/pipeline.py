@@ -39,6 +39,7 @@ from gomoku.training.symmetry import augment
 from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update,
                   load_checkpoint, save_checkpoint, save_model)
 from nets.checkpoint import atomic_write, deferred_signals
+from nets.model import flush_subnormals
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +210,7 @@ class TrainPipeline:
                              f"{self.net_config.to_dict()}")
         self.net.load_state_dict(payload["model"])
         self.trainer.optimizer.load_state_dict(payload["optimizer"])
+        flush_subnormals(self.trainer.tensors())  # runs from before the trainer flushed them (nets.model)
         self.iteration = self.committed_iteration = payload["iteration"]
         self.games_played = payload["games_played"]
         self.positions = payload["positions"]
@@ -396,8 +398,9 @@ class TrainPipeline:
         return record
 
     # ------------------------------------------------------------------ the loop
-    def run(self, max_iterations: int | None = None) -> None:
-        """Play iterations until ``train.game_batch_num`` games (or ``max_iterations``), committing
+    def run(self, max_iterations: int | None = None, max_wall_s: float | None = None) -> None:
+        """Play iterations until ``train.game_batch_num`` games (or ``max_iterations``, or until the
+        run's wall time, counted over all its sessions, reaches ``max_wall_s``), committing
         each to the run directory. On any exception (Ctrl-C included) the run stays at its last
         committed iteration, ``committed_iteration``; the unfinished one is played again on resume
         (with a new pipeline: this one refuses to run again). Releases the lock at the end."""
@@ -409,7 +412,8 @@ class TrainPipeline:
         done = 0
         try:
             self._start_workers()
-            while self.games_played < c.train.game_batch_num and (max_iterations is None or done < max_iterations):
+            while (self.games_played < c.train.game_batch_num and (max_iterations is None or done < max_iterations)
+                   and (max_wall_s is None or self.wall_time < max_wall_s)):
                 self._iteration()
                 done += 1
         except BaseException:
