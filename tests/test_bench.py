@@ -32,6 +32,19 @@ def _check_bench():
     assert set(bench.machine()) >= {"cores", "device", "torch"}
 
 
+def test_vcf_figures_come_from_real_positions():
+    s = bench.BenchSettings(az_playouts=20, vcf_games=1)
+    positions = bench._game_positions(s)
+    assert len(positions) > 9 and all(not board.game_end()[0] for board in positions)
+    assert [len(board.moves) for board in positions] == list(range(len(positions)))  # one whole game
+    per_call = bench.bench_vcf(s, positions)
+    assert per_call["vcf_calls_measured"] == 2 * len(positions) and per_call["vcf_ms_per_call"] > 0
+    per_move = bench.bench_vcf_per_move(s, positions, every=3)
+    assert per_move["vcf_moves_measured"] == len(positions[::3])
+    assert per_move["move_ms_vcf"] > 0 and per_move["move_ms_no_vcf"] > 0
+    assert per_move["vcf_calls_per_move"] > 0  # a heuristic game's late positions have threes to extend
+
+
 def test_selfplay_variants_are_valid_configs():
     from gomoku.training.config import load_config
 

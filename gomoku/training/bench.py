@@ -54,22 +54,26 @@ def bench_pure(s: BenchSettings) -> float:
     return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
 
 
-def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
-             vcf: bool = True) -> float:
-    """Playouts/s of the az player's single-game search from the empty board, on the runtime it
-    uses by default (``onnx`` None: onnxruntime when installed on a CPU, as ``from_checkpoint``)."""
+def _az_evaluator(s: BenchSettings, onnx: bool | None = None):
+    """An untrained default net on the runtime the az player uses by default (``onnx`` None:
+    onnxruntime when installed on a CPU, as ``from_checkpoint``), or on the one asked for."""
     net = build_net(NetConfig())
     if onnx is None:
         onnx = onnx_available() and str(s.device).startswith("cpu")
-    if onnx:
-        import tempfile
+    if not onnx:
+        return NetEvaluator(net, s.device)
+    import tempfile
 
-        from nets.onnx_evaluator import OnnxEvaluator
-        from nets.onnx_export import export_onnx
+    from nets.onnx_evaluator import OnnxEvaluator
+    from nets.onnx_export import export_onnx
 
-        evaluator = OnnxEvaluator(export_onnx(net, tempfile.mkdtemp() + "/net.onnx"), threads=1)
-    else:
-        evaluator = NetEvaluator(net, s.device)
+    return OnnxEvaluator(export_onnx(net, tempfile.mkdtemp() + "/net.onnx"), threads=1)
+
+
+def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
+             vcf: bool = True) -> float:
+    """Playouts/s of the az player's single-game search from the empty board (``_az_evaluator``)."""
+    evaluator = _az_evaluator(s, onnx)
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
@@ -96,32 +100,63 @@ def bench_train_step(s: BenchSettings, batch: int = 512) -> float:
     return _median_time(lambda: trainer.train_step(states, probs, outcomes, 2e-3), s.repeats)
 
 
-def bench_vcf(s: BenchSettings) -> dict:
-    """Milliseconds per VCF solver call (mcts.threats, the search's default node budget) on every
-    position of ``vcf_games`` seeded games between heuristic players, for each side as the
-    attacker (the search asks for the player to move at its leaves, and for the opponent at the
-    root). Median and mean: a few positions with many fours cost most of the total."""
+def _game_positions(s: BenchSettings) -> list[Board]:
+    """Every position (game not over) of ``vcf_games`` seeded games between heuristic players."""
     from gomoku.players import HeuristicPlayer
+
+    positions = []
+    for game in range(s.vcf_games):
+        players = [HeuristicPlayer(np.random.default_rng(2 * game + i)) for i in range(2)]
+        board = Board()
+        while not board.game_end()[0]:
+            positions.append(Board.from_moves(list(board.moves)))
+            board.do_move(players[len(board.moves) % 2].get_action(board))
+    return positions
+
+
+def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
+    """Milliseconds per VCF solver call (mcts.threats, the search's default node budget) on
+    ``positions`` (default ``_game_positions``), for each side as the attacker (the search asks
+    for the player to move at its leaves, and for the opponent at the root). Median and mean: a
+    few positions with many fours cost most of the total."""
     from mcts.geometry import Geometry
     from mcts.search import DEFAULT_VCF_NODES
     from mcts.threats import VcfSolver
 
     solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
     times, wins = [], 0
-    for game in range(s.vcf_games):
-        players = [HeuristicPlayer(np.random.default_rng(2 * game + i)) for i in range(2)]
-        board = Board()
-        while not board.game_end()[0]:
-            cells = np.zeros(board.size + 1, dtype=np.int8)
-            for point, player in board.states.items():
-                cells[point] = player
-            for attacker in (1, 2):
-                start = time.perf_counter()
-                wins += solver.solve(cells, attacker).win
-                times.append(time.perf_counter() - start)
-            board.do_move(players[len(board.moves) % 2].get_action(board))
+    for board in positions if positions is not None else _game_positions(s):
+        cells = np.zeros(board.size + 1, dtype=np.int8)
+        for point, player in board.states.items():
+            cells[point] = player
+        for attacker in (1, 2):
+            start = time.perf_counter()
+            wins += solver.solve(cells, attacker).win
+            times.append(time.perf_counter() - start)
     return {"vcf_ms_per_call": 1e3 * statistics.median(times), "vcf_ms_per_call_mean": 1e3 * statistics.mean(times),
             "vcf_calls_measured": len(times), "vcf_wins_found": wins}
+
+
+def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4) -> dict:
+    """What the VCF rules cost the az player per move: the mean time of a ``az_playouts`` search
+    with and without them (forced moves on in both), on every ``every``-th of ``positions``."""
+    from mcts.search import BatchedMCTS, SearchConfig
+
+    evaluator = _az_evaluator(s)
+    boards = (positions if positions is not None else _game_positions(s))[::every]
+    seconds, calls = {}, 0
+    for vcf in (True, False):
+        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, vcf=vcf)
+        search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
+        start = time.perf_counter()
+        for board in boards:
+            search.reset()
+            search.search([board])
+        seconds[vcf] = (time.perf_counter() - start) / len(boards)
+        calls = search.vcf_calls if vcf else calls
+    return {"move_ms_vcf": 1e3 * seconds[True], "move_ms_no_vcf": 1e3 * seconds[False],
+            "vcf_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
+            "vcf_calls_per_move": calls / len(boards), "vcf_moves_measured": len(boards)}
 
 
 def _timed_selfplay(pool, weights, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:
@@ -266,8 +301,11 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     for key, fn in extras:
         results[key] = fn()
         log(f"{key:36s} {results[key]:12.4g}")
-    results.update(bench_vcf(s))
-    for key in ("vcf_ms_per_call", "vcf_ms_per_call_mean"):
+    positions = _game_positions(s)
+    results.update(bench_vcf(s, positions))
+    results.update(bench_vcf_per_move(s, positions))
+    for key in ("vcf_ms_per_call", "vcf_ms_per_call_mean", "move_ms_vcf", "move_ms_no_vcf", "vcf_ms_per_move",
+                "vcf_calls_per_move"):
         log(f"{key:36s} {results[key]:12.4g}")
     results.update(bench_selfplay(s))
     log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")
