@@ -104,7 +104,7 @@ def build_net(config: NetConfig) -> nn.Module:
 
 # Subnormal floats (0 < |x| < the smallest normal number) take a slow path on x86 CPUs. Weight
 # decay pulls unused weights towards zero; after an hour of training a 9x9 net had 4,754 subnormal
-# weights and a batch of 16 took 7.0x as long in onnxruntime (3x even with them zeroed, from
+# weights and a batch of 16 took 18x as long in onnxruntime (2.7x even with them zeroed, from
 # subnormal intermediates in its kernels). Trainers zero them in the weights; evaluators and
 # trainers treat them as zero in their arithmetic.
 
