@@ -11,22 +11,25 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
-from gomoku.training.config import ConfigError, config_from_dict, load_config
+from gomoku.training.config import Config, ConfigError, config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason='Ray is not installed (pip install -e ".[ray]")')
 
 
-def test_old_configs_name_the_runtime_selfplay_backend():
+def test_old_configs_name_the_runtime_selfplay_backend(tmp_path):
     """Runs from before the Ray backend stored the net runtime as selfplay.backend."""
-    for path in ("models/9x9-config.yaml", "models/resume/config.yaml"):
-        selfplay = load_config(ROOT / path).selfplay
-        assert (selfplay.runtime, selfplay.backend) == ("auto", "pool")
-    stored = torch.load(ROOT / "models/resume/checkpoint.pt", weights_only=True)["config"]
-    assert stored["selfplay"]["backend"] == "auto"
-    selfplay = config_from_dict(stored).selfplay
+    stored = Config().to_dict()  # a config of that time: backend auto, no runtime, no ray_address
+    stored["selfplay"] = {k: v for k, v in stored["selfplay"].items() if k not in ("runtime", "ray_address")}
+    stored["selfplay"]["backend"] = "auto"
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(stored))
+    selfplay = load_config(path).selfplay
+    assert (selfplay.runtime, selfplay.backend) == ("auto", "pool")
+    selfplay = config_from_dict(stored).selfplay  # as stored in an old checkpoint
     assert (selfplay.runtime, selfplay.backend) == ("auto", "pool")
     assert stored["selfplay"]["backend"] == "auto"  # the dict given is left as it was
     selfplay = load_config(None, ["selfplay.backend=torch"]).selfplay  # the old override still works
