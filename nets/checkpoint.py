@@ -121,9 +121,9 @@ def net_from_checkpoint(payload: dict, width: int | None = None, height: int | N
     net = build_net(config)
     try:
         net.load_state_dict(payload["model"])
-        flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     except RuntimeError as error:
         raise CheckpointError(f"checkpoint weights do not fit its net_config: {error}") from error
+    flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     return net
 
 

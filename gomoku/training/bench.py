@@ -144,7 +144,7 @@ def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, e
 
     evaluator = _az_evaluator(s)
     boards = (positions if positions is not None else _game_positions(s))[::every]
-    seconds, calls = {}, 0
+    seconds, calls = {}, {}
     for vcf in (True, False):
         config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, vcf=vcf)
         search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
@@ -153,10 +153,10 @@ def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, e
             search.reset()
             search.search([board])
         seconds[vcf] = (time.perf_counter() - start) / len(boards)
-        calls = search.vcf_calls if vcf else calls
+        calls[vcf] = search.vcf_calls
     return {"move_ms_vcf": 1e3 * seconds[True], "move_ms_no_vcf": 1e3 * seconds[False],
             "vcf_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
-            "vcf_calls_per_move": calls / len(boards), "vcf_moves_measured": len(boards)}
+            "vcf_calls_per_move": calls[True] / len(boards), "vcf_moves_measured": len(boards)}
 
 
 def _timed_selfplay(pool, weights, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:

@@ -39,7 +39,6 @@ from gomoku.training.symmetry import augment
 from nets import (CheckpointError, NetConfig, NetEvaluator, Trainer, build_net, kl_adaptive_update,
                   load_checkpoint, save_checkpoint, save_model)
 from nets.checkpoint import atomic_write, deferred_signals
-from nets.model import flush_subnormals
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +209,6 @@ class TrainPipeline:
                              f"{self.net_config.to_dict()}")
         self.net.load_state_dict(payload["model"])
         self.trainer.optimizer.load_state_dict(payload["optimizer"])
-        flush_subnormals(self.trainer.tensors())  # runs from before the trainer flushed them (nets.model)
         self.iteration = self.committed_iteration = payload["iteration"]
         self.games_played = payload["games_played"]
         self.positions = payload["positions"]
