@@ -1,0 +1,161 @@
+"""Ablations at equal wall time: the README's ablation table, reproducible in one command.
+
+Each ``Variant`` is the config with a few ``section.key=value`` overrides (as ``train.py --set``),
+trained from scratch in its own run directory until the run's wall time reaches the same number
+of minutes. Its final checkpoint is then rated against the same opponents in the same seeded
+games, searching as it was trained (a technique switched off is off in training and in play).
+
+Runs are long, so nothing is lost when one stops: a variant whose run directory already holds a
+run is resumed up to the minutes (losing at most the iteration in progress), and a variant already
+rated with the same minutes, opponents, games and seed is not played again. ``ablation.json`` in
+the root folder holds every rated variant, rewritten atomically after each one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from gomoku.training.config import Config, load_config
+
+log = logging.getLogger(__name__)
+
+RESULTS_FILE = "ablation.json"
+VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    overrides: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> "Variant":
+        """``NAME`` (the config as it is) or ``NAME section.key=value [section.key=value ...]``."""
+        name, *overrides = text.split() or [""]
+        if not VARIANT_NAME.fullmatch(name):
+            raise ValueError(f"variant {text!r}: the name must be letters, digits, '.', '_' or '-' "
+                             f"(it names the run directory), then the overrides, space-separated")
+        return cls(name, tuple(overrides))
+
+
+@dataclass
+class VariantResult:
+    """A rated variant: where its run stopped and its matches (``MatchResult.to_dict()``)."""
+
+    name: str
+    overrides: list[str]
+    minutes: float  # the minutes asked for
+    wall_minutes: float  # the run's wall time at its final checkpoint (the iteration that crossed the mark)
+    iteration: int
+    games: int  # self-play games
+    seed: int  # the evaluation's
+    matches: list[dict] = field(default_factory=list)
+
+    def same_rating(self, minutes: float, opponents: Sequence[str], games: int, seed: int) -> bool:
+        return (self.minutes == minutes and self.seed == seed
+                and [m["opponent"] for m in self.matches] == list(opponents)
+                and all(m["games"] == games for m in self.matches))
+
+
+def variant_config(config_path: str | Path, variant: Variant) -> Config:
+    """The variant's config; a bad override raises ``ConfigError`` naming the key."""
+    return load_config(config_path, list(variant.overrides))
+
+
+def last_record(run_dir: Path) -> dict:
+    """The last metrics record of the run in ``run_dir``."""
+    from gomoku.training.pipeline import METRICS
+
+    lines = (run_dir / METRICS).read_text().splitlines()
+    return json.loads(lines[-1]) if lines else {}
+
+
+def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool = False) -> None:
+    """Train (or resume) the run in ``run_dir`` until its wall time reaches ``minutes``."""
+    from gomoku.training.pipeline import CHECKPOINT, TrainPipeline
+
+    resume = (run_dir / CHECKPOINT).is_file()
+    pipeline = TrainPipeline(config, run_dir, resume=resume, progress=progress)
+    if pipeline.wall_time >= 60 * minutes:
+        pipeline.close()
+        return
+    log.info("%s %s up to %.1f min of run wall time (now %.1f)", "resuming" if resume else "training",
+             run_dir, minutes, pipeline.wall_time / 60)
+    pipeline.run(max_wall_s=60 * minutes)
+
+
+def rate_variant(config: Config, run_dir: Path, opponents: Sequence[str], games: int, seed: int,
+                 workers: int = 1, progress: bool = False) -> list[dict]:
+    """The run's final checkpoint against each opponent, searching as the run's self-play did."""
+    from gomoku.game.arena import evaluate
+    from gomoku.training.pipeline import CHECKPOINT
+
+    s, b = config.search, config.board
+    spec = f"az:{run_dir / CHECKPOINT}:{config.eval.n_playout}"
+    results = evaluate(spec, opponents, games, seed=seed, width=b.width, height=b.height, n_in_row=b.n_in_row,
+                       progress=progress, workers=workers, leaves_per_step=s.leaves_per_step,
+                       forced_moves=s.forced_moves, vcf=s.vcf)
+    return [result.to_dict() for result in results]
+
+
+def load_results(root: Path) -> dict[str, VariantResult]:
+    path = root / RESULTS_FILE
+    if not path.is_file():
+        return {}
+    return {item["name"]: VariantResult(**item) for item in json.loads(path.read_text())}
+
+
+def save_results(root: Path, results: dict[str, VariantResult]) -> None:
+    path = root / RESULTS_FILE
+    temp = path.with_suffix(".json.tmp")
+    temp.write_text(json.dumps([asdict(r) for r in results.values()], indent=2) + "\n")
+    os.replace(temp, path)
+
+
+def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str | Path, minutes: float,
+                 opponents: Sequence[str], games: int, seed: int = 0, workers: int = 1,
+                 progress: bool = False) -> list[VariantResult]:
+    """Train and rate each variant in turn (see the module's docstring); returns their results in
+    the order given. Every override is checked before anything runs."""
+    if len({v.name for v in variants}) != len(variants):
+        raise ValueError("two variants share a name")
+    if minutes <= 0 or games < 1:
+        raise ValueError("minutes must be > 0 and games >= 1")
+    configs = {v.name: variant_config(config_path, v) for v in variants}
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    results = load_results(root)
+    for variant in variants:
+        done = results.get(variant.name)
+        if done is not None and done.overrides == list(variant.overrides) and done.same_rating(
+                minutes, opponents, games, seed):
+            log.info("%s: already rated at %.1f min", variant.name, minutes)
+            continue
+        run_dir = root / variant.name
+        config = configs[variant.name]
+        train_variant(config, run_dir, minutes, progress)
+        record = last_record(run_dir)
+        matches = rate_variant(config, run_dir, opponents, games, seed, workers, progress)
+        results[variant.name] = VariantResult(variant.name, list(variant.overrides), minutes,
+                                              record["wall_time"] / 60, record["iteration"], record["games"],
+                                              seed, matches)
+        save_results(root, results)
+    return [results[v.name] for v in variants]
+
+
+def format_ablation(results: Sequence[VariantResult]) -> str:
+    """A Markdown table: one row per variant, W-D-L and score per opponent."""
+    opponents = [m["opponent"] for m in results[0].matches] if results else []
+    head = ["variant", "overrides", "wall min", "games", *opponents]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        cells = [f"{m['wins']}-{m['draws']}-{m['losses']} ({m['score']:.2f})" for m in r.matches]
+        rows.append("| " + " | ".join([r.name, " ".join(r.overrides) or "(none)", f"{r.wall_minutes:.1f}",
+                                       str(r.games), *cells]) + " |")
+    return "\n".join(rows)

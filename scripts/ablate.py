@@ -1,0 +1,68 @@
+"""Ablations at equal wall time: train each variant of a config for the same minutes, rate each.
+
+    python scripts/ablate.py --config configs/9x9.yaml --minutes 60 --root runs/ablation \\
+        --variant "no-vcf search.vcf=false" --variant "classic-reuse train.sample_reuse=0" \\
+        --opponent pure:5000 --opponent minimax:3 --games 20 --workers 2
+
+A variant is a name (its run directory under --root) and ``section.key=value`` overrides. Run it
+again to go on after a stop: finished variants are kept, an unfinished run is resumed.
+``ROOT/ablation.json`` holds the results; the table is printed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from gomoku.training.ablation import Variant, format_ablation, run_ablation  # noqa: E402
+from gomoku.training.rundir import RunLockedError  # noqa: E402
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--config", required=True, help="the YAML config every variant starts from")
+    parser.add_argument("--variant", action="append", required=True, metavar='"NAME [SECTION.KEY=VALUE ...]"',
+                        help="a variant (repeatable); a name alone is the config as it is")
+    parser.add_argument("--minutes", type=float, required=True, help="run wall time of each variant")
+    parser.add_argument("--root", default=str(ROOT / "runs" / "ablation"), help="folder of the variants' runs")
+    parser.add_argument("--opponent", action="append", dest="opponents", required=True, metavar="SPEC",
+                        help="an opponent of the rating (repeatable), e.g. minimax:3")
+    parser.add_argument("--games", type=int, default=20, help="games per opponent, colours alternating")
+    parser.add_argument("--seed", type=int, default=0, help="the rating games' seed")
+    parser.add_argument("--workers", type=int, default=1, help="processes playing the rating games")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as train.py: Ctrl-C and kill stop it cleanly
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        variants = [Variant.parse(text) for text in args.variant]
+        results = run_ablation(args.config, variants, args.root, args.minutes, args.opponents, args.games,
+                               seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    except (ValueError, RunLockedError) as error:  # a bad variant or override, a run in use
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError) as error:  # training diverged, a worker died, a file vanished
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; run the same command to go on ({args.root})", file=sys.stderr)
+        return 130
+    print(format_ablation(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

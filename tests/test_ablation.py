@@ -1,0 +1,88 @@
+"""Ablations at equal wall time (gomoku/training/ablation.py, scripts/ablate.py) on the smoke config."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gomoku.training import ablation
+from gomoku.training.ablation import Variant, format_ablation, run_ablation
+from gomoku.training.config import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "smoke.yaml"
+ONE_ITERATION = 1e-9  # minutes: any iteration takes longer, so each run plays exactly one
+
+
+def test_variant_parse():
+    assert Variant.parse("baseline") == Variant("baseline", ())
+    assert Variant.parse(" no-vcf  search.vcf=false train.sample_reuse=0 ") == Variant(
+        "no-vcf", ("search.vcf=false", "train.sample_reuse=0"))
+    for bad in ("", "a/b search.vcf=false", "search.vcf=false"):
+        with pytest.raises(ValueError):
+            Variant.parse(bad)
+
+
+def test_a_bad_override_stops_before_any_run(tmp_path):
+    variants = [Variant("baseline"), Variant("typo", ("search.vcff=false",))]
+    with pytest.raises(ConfigError, match="vcff"):
+        run_ablation(SMOKE, variants, tmp_path / "ab", ONE_ITERATION, ["random"], 2)
+    assert not (tmp_path / "ab").exists()
+    with pytest.raises(ValueError, match="share a name"):
+        run_ablation(SMOKE, [Variant("a"), Variant("a", ("search.vcf=false",))], tmp_path / "ab",
+                     ONE_ITERATION, ["random"], 2)
+
+
+def test_variants_are_trained_rated_and_kept(tmp_path, monkeypatch):
+    root = tmp_path / "ab"
+    variants = [Variant("baseline"), Variant("no-vcf", ("search.vcf=false",))]
+    results = run_ablation(SMOKE, variants, root, ONE_ITERATION, ["random", "heuristic"], 2)
+    assert [r.name for r in results] == ["baseline", "no-vcf"]
+    assert [r.overrides for r in results] == [[], ["search.vcf=false"]]
+    for r in results:
+        assert (r.iteration, r.games) == (1, 4)  # one iteration of 4 games (smoke.yaml)
+        assert 0 < r.wall_minutes < 10
+        assert [m["opponent"] for m in r.matches] == ["random", "heuristic"]
+        assert all(m["wins"] + m["draws"] + m["losses"] == 2 for m in r.matches)
+    # Each variant trained its own config, and the table on disk is the one returned.
+    run_configs = [(root / name / "config.yaml").read_text() for name in ("baseline", "no-vcf")]
+    assert "vcf: true" in run_configs[0] and "vcf: false" in run_configs[1]
+    saved = json.loads((root / ablation.RESULTS_FILE).read_text())
+    assert [item["name"] for item in saved] == ["baseline", "no-vcf"]
+    assert saved[1]["matches"] == results[1].matches
+    table = format_ablation(results).splitlines()
+    assert len(table) == 4 and "search.vcf=false" in table[3] and "random" in table[0]
+
+    # Run again: nothing is trained or played again.
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained or rated again")
+
+    monkeypatch.setattr(ablation, "train_variant", refuse)
+    monkeypatch.setattr(ablation, "rate_variant", refuse)
+    assert run_ablation(SMOKE, variants, root, ONE_ITERATION, ["random", "heuristic"], 2) == results
+
+
+def test_a_longer_ablation_resumes_the_runs(tmp_path):
+    root = tmp_path / "ab"
+    variants = [Variant("baseline")]
+    first = run_ablation(SMOKE, variants, root, ONE_ITERATION, ["random"], 2)[0]
+    # A few more minutes than the run has: the same run goes on by exactly one iteration.
+    minutes = first.wall_minutes + ONE_ITERATION
+    second = run_ablation(SMOKE, variants, root, minutes, ["random"], 2)[0]
+    assert (second.iteration, second.games, second.minutes) == (2, 8, minutes)
+    metrics = (root / "baseline" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iteration"] for line in metrics] == [1, 2]
+
+
+def test_script_errors_are_one_line(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ablate_script", ROOT / "scripts" / "ablate.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    common = ["--config", str(SMOKE), "--minutes", "1", "--root", str(tmp_path / "ab"), "--opponent", "random"]
+    for variant, message in (("typo search.vcff=false", "search.vcff"), ("a/b", "the name must be")):
+        assert script.main([*common, "--variant", variant]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: ") and message in err and "\n" not in err
+    assert not (tmp_path / "ab").exists()
