@@ -39,6 +39,11 @@ opponent would have a VCF if it were their move, only the moves after which they
 searched (all moves when none does; a check that runs out of budget counts as no VCF). The solver
 runs only where the player to move has a three (a window one stone short of a four), and its
 answers are remembered per position, so a leaf revisited costs a dictionary look-up.
+
+Gumbel root (``gumbel_k > 0``, self-play only; needs ``reuse_tree=False``): the root's playouts go
+to ``gumbel_k`` moves sampled with Gumbel noise and narrowed by sequential halving (``mcts.gumbel``),
+one leaf per tree per evaluator call; the result then carries the move to play and the improved
+policy to train on. There is no Dirichlet noise; below the root the search is PUCT as above.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from mcts import gumbel
 from mcts.evaluators import Evaluator
 from mcts.geometry import Geometry
 from mcts.threats import DEFAULT_MAX_NODES, MIN_N_IN_ROW, VcfResult, VcfSolver
@@ -86,6 +92,7 @@ class SearchConfig:
     forced_moves: bool = False  # value wins in one exactly, search only blocks of a four (see above)
     vcf: bool = False  # value a VCF exactly, defend the root (needs forced_moves; n_in_row >= 3)
     vcf_nodes: int = DEFAULT_VCF_NODES  # node budget of one VCF solver call
+    gumbel_k: int = 0  # > 0: Gumbel root search over this many sampled moves (see above)
 
     def __post_init__(self) -> None:
         if self.n_playout < 1:
@@ -102,6 +109,10 @@ class SearchConfig:
             raise ValueError("vcf needs forced_moves")
         if self.vcf_nodes < 1:
             raise ValueError(f"vcf_nodes must be >= 1, got {self.vcf_nodes}")
+        if not 0 <= self.gumbel_k <= self.n_playout // 2:  # so the playouts fit the tree's capacity
+            raise ValueError(f"gumbel_k must be in 0..n_playout // 2, got {self.gumbel_k}")
+        if self.gumbel_k and self.reuse_tree:
+            raise ValueError("gumbel_k needs reuse_tree=False (each Gumbel search starts at a fresh root)")
 
 
 @dataclass
@@ -112,6 +123,8 @@ class SearchResult:
     priors: np.ndarray  # float [H*W]: the root priors the search used (after noise, if any)
     value: float  # mean backed-up value of the root for the player to move there
     playouts: int  # playouts run in this search (a reused subtree's earlier visits not counted)
+    selected: int = NO_MOVE  # Gumbel root: the move sequential halving chose (to play)
+    improved: np.ndarray | None = None  # Gumbel root: float [H*W], the improved policy (to train on)
 
     def best_move(self) -> int:
         """The most visited move (lowest index on ties)."""
@@ -176,6 +189,7 @@ class BatchedMCTS:
         self.root_cells = np.zeros((n_trees, size + 1), dtype=np.int8)
         self.root_count = np.zeros(n_trees, dtype=np.int64)  # stones on the root board
         self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
+        self.root_value = np.zeros(n_trees, dtype=np.float64)  # the evaluator's value of a fresh root
         use_vcf = config.vcf and n_in_row >= MIN_N_IN_ROW
         self.vcf_solver = VcfSolver(self.geometry, config.vcf_nodes) if use_vcf else None
         self._vcf_cache: dict[bytes, VcfResult] = {}
@@ -207,6 +221,10 @@ class BatchedMCTS:
         if fresh.size:
             self._expand_roots(fresh)
             remaining[fresh] -= 1
+        if self.config.gumbel_k:
+            played, selected = self._gumbel_search(trees, remaining)
+            playouts = n_playout - remaining + played
+            return [self._gumbel_result(tree, int(p), int(m)) for tree, p, m in zip(trees, playouts, selected)]
         if noise:
             self._add_root_noise(trees)
         while True:
@@ -386,9 +404,10 @@ class BatchedMCTS:
 
     def _expand_roots(self, trees: np.ndarray) -> None:
         planes, legal = self._root_planes(trees)
-        priors, _ = self.evaluator.evaluate_batch(planes, legal)
+        priors, values = self.evaluator.evaluate_batch(planes, legal)
         self._new_nodes(trees, np.zeros(len(trees), dtype=np.int64), priors, legal)
         self.root_clean_prior[trees] = self.prior[trees, 0]
+        self.root_value[trees] = values
 
     def _add_root_noise(self, trees: np.ndarray) -> None:
         eps, alpha = self.config.dirichlet_epsilon, self.config.dirichlet_alpha
@@ -399,14 +418,53 @@ class BatchedMCTS:
             prior[legal] = (1 - eps) * prior[legal] + eps * noise
             self.prior[tree, 0] = prior
 
+    # ------------------------------------------------------------------ Gumbel root
+    def _gumbel_search(self, trees: np.ndarray, budget: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sequential halving over Gumbel-sampled root moves with ``budget[i]`` playouts in tree
+        ``trees[i]``; returns the playouts run and the move chosen, per tree. Each round descends once in every tree
+        that still has playouts to run in the phase, its root edge given, as one evaluator call."""
+        legal = self.value_sum[trees, 0] > ILLEGAL_VALUE_SUM / 2
+        logits = np.log(np.maximum(self.root_clean_prior[trees], gumbel.PRIOR_FLOOR))
+        scores = np.where(legal, logits + self.rng.gumbel(size=logits.shape), -np.inf)
+        candidates = [gumbel.top_k(row, self.config.gumbel_k) for row in scores]
+        schedules = [gumbel.halving_schedule(len(c), int(b)) for c, b in zip(candidates, budget)]
+        played = np.zeros(len(trees), dtype=np.int64)
+        for phase in range(max(len(s) for s in schedules)):
+            plans = [np.tile(c, s[phase]) if phase < len(s) else c[:0] for c, s in zip(candidates, schedules)]
+            for round_ in range(max(len(plan) for plan in plans)):
+                active = np.array([i for i, plan in enumerate(plans) if len(plan) > round_])
+                if active.size == 0:
+                    break
+                root_move = np.array([plans[i][round_] for i in active])
+                self._step(trees[active], np.ones(active.size, dtype=np.int64), root_move)
+                played[active] += 1
+            for i, tree in enumerate(trees):  # keep the better half of each tree's candidates
+                c = candidates[i]
+                if phase < len(schedules[i]) and len(c) > 1:
+                    visits = self.visits[tree, 0]
+                    q = gumbel.root_q(visits[c], self.value_sum[tree, 0, c])
+                    ranked = np.argsort(-(scores[i, c] + gumbel.sigma(q, visits.max())), kind="stable")
+                    candidates[i] = c[ranked[: (len(c) + 1) // 2]]
+        return played, np.array([c[0] for c in candidates])
+
+    def _gumbel_result(self, tree: int, playouts: int, selected: int) -> SearchResult:
+        result = self._result(tree, playouts)
+        legal = self.value_sum[tree, 0] > ILLEGAL_VALUE_SUM / 2
+        q = gumbel.root_q(result.visits, self.value_sum[tree, 0])
+        result.improved = gumbel.improved_policy(result.priors, legal, result.visits, q,
+                                                 float(self.root_value[tree]))
+        result.selected = selected
+        return result
+
     # ------------------------------------------------------------------ playouts
-    def _step(self, trees: np.ndarray, leaves: np.ndarray) -> None:
-        """Run ``leaves[i]`` playouts in tree ``trees[i]``, evaluating all their leaves in one batch."""
-        descents = []
-        vloss = self.config.virtual_loss if self.config.leaves_per_step > 1 else 0.0
-        for round_ in range(int(leaves.max())):
-            active = trees[leaves > round_]
-            descents.append(self._descend(active, vloss))
+    def _step(self, trees: np.ndarray, leaves: np.ndarray, root_move: np.ndarray | None = None) -> None:
+        """Run ``leaves[i]`` playouts in tree ``trees[i]``, evaluating all their leaves in one batch
+        (``root_move``: one playout per tree, through root edge ``root_move[i]``)."""
+        vloss = self.config.virtual_loss if self.config.leaves_per_step > 1 and root_move is None else 0.0
+        if root_move is not None:
+            descents = [self._descend(trees, vloss, root_move)]
+        else:
+            descents = [self._descend(trees[leaves > round_], vloss) for round_ in range(int(leaves.max()))]
         # Evaluate every distinct non-terminal leaf once.
         trees_all = np.concatenate([d.trees for d in descents])
         nodes_all = np.concatenate([d.leaf_node for d in descents])
@@ -440,10 +498,11 @@ class BatchedMCTS:
             self._backup(descent, values[start: start + k], vloss)
             start += k
 
-    def _descend(self, trees: np.ndarray, vloss: float) -> _Descent:
-        """Walk from the roots of ``trees`` to an unexpanded edge, one numpy step per level."""
+    def _descend(self, trees: np.ndarray, vloss: float, root_move: np.ndarray | None = None) -> _Descent:
+        """Walk from the roots of ``trees`` to an unexpanded edge, one numpy step per level
+        (through root edge ``root_move[i]`` when given)."""
         if len(trees) == 1:
-            return self._descend_one(int(trees[0]), vloss)
+            return self._descend_one(int(trees[0]), vloss, None if root_move is None else int(root_move[0]))
         size = self.geometry.size
         k = len(trees)
         d = _Descent(trees=trees)
@@ -461,6 +520,8 @@ class BatchedMCTS:
             q = self.value_sum[t, n] / np.maximum(n_edge, 1.0)
             u = c_puct * self.prior[t, n] * (np.sqrt(self.node_visits[t, n])[:, None] / (1.0 + n_edge))
             move = (q + u).argmax(axis=1)  # occupied points hold ILLEGAL_VALUE_SUM: never chosen
+            if root_move is not None and not d.levels:
+                move = root_move
             # Count the visit now (and the virtual loss), so that later descents see it.
             self.visits[t, n, move] += 1.0
             self.node_visits[t, n] += 1.0
@@ -484,7 +545,7 @@ class BatchedMCTS:
         d.terminal_value = np.where(won, -1.0, np.where(full, 0.0, np.nan))
         return d
 
-    def _descend_one(self, tree: int, vloss: float) -> _Descent:
+    def _descend_one(self, tree: int, vloss: float, root_move: int | None = None) -> _Descent:
         """``_descend`` for a single tree: the same arithmetic on views, without fancy indexing
         (the single-game search of the players spends most of its time here)."""
         prior, visits = self.prior[tree], self.visits[tree]
@@ -499,7 +560,7 @@ class BatchedMCTS:
             n_edge = visits[node]
             q = value_sum[node] / np.maximum(n_edge, 1.0)
             u = c_puct * prior[node] * (np.sqrt(node_visits[node]) / (1.0 + n_edge))
-            move = int((q + u).argmax())
+            move = int((q + u).argmax()) if root_move is None or levels else root_move
             visits[node, move] += 1.0
             node_visits[node] += 1.0
             if vloss:

@@ -62,6 +62,10 @@ class SearchSection:
     # search of fast_playouts without noise whose position is not recorded. 0 = every move full.
     fast_playouts: int = 0
     full_search_prob: float = 0.25
+    # Gumbel root search (mcts/gumbel.py): > 0 makes every self-play search sample this many root
+    # moves and narrow them by sequential halving over n_playout playouts (e.g. 16 of 32); the game
+    # plays the chosen move (no temperature, no Dirichlet noise) and trains on the improved policy.
+    gumbel_k: int = 0
     forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
     vcf: bool = True  # with forced_moves: VCF wins valued exactly, the root defends (mcts/search.py)
     vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
@@ -77,6 +81,9 @@ class SearchSection:
         _check(self.vcf_nodes >= 1, f"{prefix}.vcf_nodes", "must be >= 1")
         _check(0 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts", "must be in 0..n_playout - 1")
         _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
+        _check(0 <= self.gumbel_k <= self.n_playout // 2, f"{prefix}.gumbel_k", "must be in 0..n_playout // 2")
+        _check(self.gumbel_k == 0 or self.fast_playouts == 0, f"{prefix}.gumbel_k",
+               "and fast_playouts cannot both be on (choose one way to spend fewer playouts)")
 
 
 SELFPLAY_BACKENDS = ("pool", "ray")

@@ -44,9 +44,9 @@ class SelfPlayGame:
 def search_config(search: SearchSection, noise: bool) -> SearchConfig:
     return SearchConfig(n_playout=search.n_playout, c_puct=search.c_puct,
                         dirichlet_alpha=search.dirichlet_alpha, dirichlet_epsilon=search.dirichlet_epsilon,
-                        noise=noise, reuse_tree=True, leaves_per_step=search.leaves_per_step,
+                        noise=noise, reuse_tree=search.gumbel_k == 0, leaves_per_step=search.leaves_per_step,
                         forced_moves=search.forced_moves, vcf=search.vcf and search.forced_moves,
-                        vcf_nodes=search.vcf_nodes)
+                        vcf_nodes=search.vcf_nodes, gumbel_k=search.gumbel_k)
 
 
 class SelfPlayRunner:
@@ -81,12 +81,15 @@ class SelfPlayRunner:
             else:
                 results = self.search.search(self.boards, noise=False, n_playout=s.fast_playouts)
             for i, (board, result) in enumerate(zip(self.boards, results)):
-                early = len(board.moves) < s.temperature_moves
-                move_probs = visit_policy(result.visits, s.temperature if early else GREEDY)
-                move = int(self.rng.choice(len(move_probs), p=move_probs))
+                if result.improved is not None:  # Gumbel root: its move, its improved policy
+                    move, target = result.selected, result.improved
+                else:
+                    early = len(board.moves) < s.temperature_moves
+                    move_probs = visit_policy(result.visits, s.temperature if early else GREEDY)
+                    move = int(self.rng.choice(len(move_probs), p=move_probs))
+                    target = result.policy(1.0)
                 if full:
-                    self.samples[i].append((board.current_state(), result.policy(1.0).astype(np.float32),
-                                            board.current_player))
+                    self.samples[i].append((board.current_state(), target.astype(np.float32), board.current_player))
                 board.do_move(move)
                 self.moves_played += 1
                 ended, winner = board.game_end()
