@@ -44,6 +44,8 @@ def test_variants_are_trained_rated_and_kept(tmp_path, monkeypatch):
         assert 0 < r.wall_minutes < 10
         assert [m["opponent"] for m in r.matches] == ["random", "heuristic"]
         assert all(m["wins"] + m["draws"] + m["losses"] == 2 for m in r.matches)
+        record = json.loads((root / r.name / "metrics.jsonl").read_text())
+        assert r.positions_per_s == pytest.approx(record["positions"] / record["selfplay_s"])
     # Each variant trained its own config, and the table on disk is the one returned.
     run_configs = [(root / name / "config.yaml").read_text() for name in ("baseline", "no-vcf")]
     assert "vcf: true" in run_configs[0] and "vcf: false" in run_configs[1]

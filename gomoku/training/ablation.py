@@ -56,6 +56,9 @@ class VariantResult:
     games: int  # self-play games
     seed: int  # the evaluation's
     matches: list[dict] = field(default_factory=list)
+    # The run's self-play speed (positions per second of self-play): the machine's pace, so that
+    # rows trained on different days (a machine ~2x faster or slower) can be told apart.
+    positions_per_s: float = 0.0
 
     def same_rating(self, minutes: float, opponents: Sequence[str], games: int, seed: int) -> bool:
         return (self.minutes == minutes and self.seed == seed
@@ -68,12 +71,17 @@ def variant_config(config_path: str | Path, variant: Variant) -> Config:
     return load_config(config_path, list(variant.overrides))
 
 
-def last_record(run_dir: Path) -> dict:
-    """The last metrics record of the run in ``run_dir``."""
+def run_records(run_dir: Path) -> list[dict]:
+    """The metrics records of the run in ``run_dir``."""
     from gomoku.training.pipeline import METRICS
 
-    lines = (run_dir / METRICS).read_text().splitlines()
-    return json.loads(lines[-1]) if lines else {}
+    return [json.loads(line) for line in (run_dir / METRICS).read_text().splitlines()]
+
+
+def selfplay_speed(records: Sequence[dict]) -> float:
+    """Positions per second of self-play over the whole run."""
+    seconds = sum(r["selfplay_s"] for r in records)
+    return records[-1]["positions"] / seconds if records and seconds > 0 else 0.0
 
 
 def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool = False) -> None:
@@ -140,11 +148,12 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
         run_dir = root / variant.name
         config = configs[variant.name]
         train_variant(config, run_dir, minutes, progress)
-        record = last_record(run_dir)
+        records = run_records(run_dir)
+        record = records[-1]
         matches = rate_variant(config, run_dir, opponents, games, seed, workers, progress)
         results[variant.name] = VariantResult(variant.name, list(variant.overrides), minutes,
                                               record["wall_time"] / 60, record["iteration"], record["games"],
-                                              seed, matches)
+                                              seed, matches, selfplay_speed(records))
         save_results(root, results)
     return [results[v.name] for v in variants]
 
@@ -152,10 +161,10 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
 def format_ablation(results: Sequence[VariantResult]) -> str:
     """A Markdown table: one row per variant, W-D-L and score per opponent."""
     opponents = [m["opponent"] for m in results[0].matches] if results else []
-    head = ["variant", "overrides", "wall min", "games", *opponents]
+    head = ["variant", "overrides", "wall min", "games", "self-play pos/s", *opponents]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         cells = [f"{m['wins']}-{m['draws']}-{m['losses']} ({m['score']:.2f})" for m in r.matches]
         rows.append("| " + " | ".join([r.name, " ".join(r.overrides) or "(none)", f"{r.wall_minutes:.1f}",
-                                       str(r.games), *cells]) + " |")
+                                       str(r.games), f"{r.positions_per_s:.1f}", *cells]) + " |")
     return "\n".join(rows)
