@@ -78,13 +78,26 @@ class Geometry:
         stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
         return np.stack([(stones == 1).sum(axis=2), (stones == 2).sum(axis=2)], axis=1)
 
-    def can_make_four(self, cells: np.ndarray, colours: np.ndarray) -> np.ndarray:
-        """Whether ``colours[i]`` has a three in position ``i`` (a window with ``n_in_row - 2`` of
-        its stones and none of the other colour's): a stone could then make a four. bool [k]."""
-        counts = self.window_counts(cells)
-        rows = np.arange(len(cells))
-        mine, theirs = counts[rows, colours - 1], counts[rows, 2 - colours]
-        return ((mine == self.n_in_row - 2) & (theirs == 0)).any(axis=1)
+    def line_shapes(self, cells: np.ndarray, colours: np.ndarray) -> "LineShapes":
+        """The fours and threes of ``colours[i]`` ("mine") and of the other colour in position ``i``.
+
+        cells: int8 [k, size + 1] as in ``wins``; colours: [k], 1 or 2. One pass over the windows.
+        """
+        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
+        first, second = (stones == 1).sum(axis=2), (stones == 2).sum(axis=2)
+        is_first = (np.asarray(colours) == 1)[:, None]
+        mine, theirs = np.where(is_first, first, second), np.where(is_first, second, first)
+        only_mine, only_theirs = theirs == 0, mine == 0
+        n = self.n_in_row
+        return LineShapes(my_fours=only_mine & (mine == n - 1), their_fours=only_theirs & (theirs == n - 1),
+                          my_three=(only_mine & (mine == n - 2)).any(axis=1),
+                          their_three=(only_theirs & (theirs == n - 2)).any(axis=1))
+
+    def four_points(self, cells: np.ndarray, fours: np.ndarray) -> np.ndarray:
+        """The winning points of the four windows flagged in ``fours`` (bool [n_windows]) in one
+        position ``cells`` [size + 1]: each window's one empty point."""
+        points = self.windows[np.flatnonzero(fours)]
+        return points[cells[points] == 0]
 
     def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray:
         """Whether the stone just placed at ``moves`` completes a line.
@@ -119,3 +132,15 @@ class Geometry:
             if at.size:
                 points[at, index, self.windows[window][empty[at, window]]] = True
         return points[:, :, : self.size]
+
+
+@dataclass(frozen=True)
+class LineShapes:
+    """Per position, the shapes of the player to move ("mine") and of the other ("theirs"): a
+    four is a window with ``n_in_row - 1`` stones of one colour and none of the other (its empty
+    point wins), a three one with ``n_in_row - 2`` (a stone on it makes a four)."""
+
+    my_fours: np.ndarray  # bool [k, n_windows]
+    their_fours: np.ndarray  # bool [k, n_windows]
+    my_three: np.ndarray  # bool [k]: at least one three
+    their_three: np.ndarray  # bool [k]

@@ -49,6 +49,7 @@ policy to train on. There is no Dirichlet noise; below the root the search is PU
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
@@ -56,7 +57,7 @@ import numpy as np
 
 from mcts import gumbel
 from mcts.evaluators import Evaluator
-from mcts.geometry import Geometry
+from mcts.geometry import Geometry, LineShapes
 from mcts.threats import DEFAULT_MAX_NODES, MIN_N_IN_ROW, VcfResult, VcfSolver
 
 log = logging.getLogger(__name__)
@@ -155,8 +156,9 @@ class _Descent:
     """One batch of descents: per level, which trees went down which edge of which node."""
 
     trees: np.ndarray  # [k] tree index per descent
-    levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
-    # ^ per level: (positions in 0..k-1 still descending, node slots, moves)
+    levels: list[tuple] = field(default_factory=list)
+    # ^ per level: (positions in 0..k-1 still descending, node slots, moves), arrays; for a
+    #   single tree (``_descend_one``) just (node slot, move), ints
     leaf_node: np.ndarray | None = None  # [k] node whose edge ends the descent
     leaf_move: np.ndarray | None = None  # [k] that edge's move
     depth: np.ndarray | None = None  # [k] number of edges taken
@@ -232,7 +234,10 @@ class BatchedMCTS:
             if running.size == 0:
                 break
             leaves = np.minimum(remaining[running], self.config.leaves_per_step)
-            self._step(running, leaves)
+            if running.size == 1 and leaves[0] == 1:
+                self._step_one(int(running[0]))
+            else:
+                self._step(running, leaves)
             remaining[running] -= leaves
         return [self._result(tree, n_playout) for tree in trees]
 
@@ -334,24 +339,26 @@ class BatchedMCTS:
         can_win = np.zeros(len(cells), dtype=bool)
         if not self.config.forced_moves:
             return can_win, empty
-        n = self.geometry.n_in_row
+        # A four needs n_in_row - 1 stones of one colour, a three (where a VCF starts) one fewer;
+        # the first player has the most.
+        least = self.geometry.n_in_row - (2 if self.vcf_solver is not None else 1)
         stones = self.geometry.size - empty.sum(axis=1)
+        check = ((stones + 1) // 2 >= least).nonzero()[0]
+        if check.size == 0:
+            return can_win, empty
+        shapes = self.geometry.line_shapes(cells[check], to_move[check])
+        mine, theirs = shapes.my_fours.any(axis=1), shapes.their_fours.any(axis=1)
+        can_win[check] = mine
         legal = empty
-        # A win in one needs n_in_row - 1 stones of one colour; the first player has the most.
-        check = np.flatnonzero((stones + 1) // 2 >= n - 1)
-        if check.size:
-            points = self.geometry.winning_points(cells[check])  # [m, colour - 1, size]
-            rows, mover = np.arange(check.size), to_move[check]
-            mine, theirs = points[rows, mover - FIRST], points[rows, SECOND - mover]
-            can_win[check] = mine.any(axis=1)
-            must_block = ~can_win[check] & theirs.any(axis=1)
+        forced = (mine | theirs).nonzero()[0]
+        if forced.size:  # complete my line, or else block theirs: only those points
             legal = empty.copy()
-            legal[check] = np.where(can_win[check, None], mine,
-                                    np.where(must_block[:, None], theirs, empty[check]))
+            for i in forced.tolist():
+                row = check[i]
+                legal[row] = False
+                legal[row, self.geometry.four_points(cells[row], shapes.my_fours[i] if mine[i] else shapes.their_fours[i])] = True
         if self.vcf_solver is not None:
-            # A VCF starts with a four (or a five), which needs n_in_row - 2 stones of one colour.
-            vcf_rows = np.flatnonzero(((stones + 1) // 2 >= n - 2) & ~can_win)
-            self._apply_vcf(cells, to_move, vcf_rows, can_win, legal, root)  # changes both in place
+            self._apply_vcf(cells, to_move, check, shapes, can_win, legal, root)  # changes both in place
         return can_win, legal
 
     def _vcf(self, cells: np.ndarray, attacker: int) -> VcfResult:
@@ -365,15 +372,14 @@ class BatchedMCTS:
             result = self._vcf_cache[key] = self.vcf_solver.solve(cells, attacker)
         return result
 
-    def _apply_vcf(self, cells: np.ndarray, to_move: np.ndarray, rows: np.ndarray, can_win: np.ndarray,
-                   legal: np.ndarray, root: bool) -> None:
-        """The VCF rules for positions ``rows`` (no line to complete for the player to move):
-        mark those with a VCF in ``can_win`` (at the root: search its first move only); at the root,
-        restrict ``legal`` to the defences against the opponent's VCF."""
-        if rows.size == 0:
-            return
-        has_three = self.geometry.can_make_four(cells[rows], to_move[rows])
-        for row in rows[has_three].tolist():
+    def _apply_vcf(self, cells: np.ndarray, to_move: np.ndarray, rows: np.ndarray, shapes: LineShapes,
+                   can_win: np.ndarray, legal: np.ndarray, root: bool) -> None:
+        """The VCF rules for positions ``rows`` (their ``shapes``): mark those where the player to
+        move has a VCF in ``can_win`` (at the root: search its first move only); at the root,
+        restrict ``legal`` to the defences against the opponent's VCF. A VCF starts with a four,
+        so only a player with a three can have one."""
+        for i in (shapes.my_three & ~can_win[rows]).nonzero()[0].tolist():
+            row = rows[i]
             result = self._vcf(cells[row], int(to_move[row]))
             if result.win:
                 can_win[row] = True
@@ -382,12 +388,11 @@ class BatchedMCTS:
                     legal[row, result.move] = True
         if not root:
             return
-        opponent = FIRST + SECOND - to_move
-        winning = self.geometry.winning_points(cells[rows])  # [m, colour - 1, size]
-        for i, row in enumerate(rows.tolist()):
-            if can_win[row] or winning[i, opponent[row] - FIRST].any():
-                continue  # our VCF, or a four of theirs to block (already the only moves)
-            if not self._vcf(cells[row], int(opponent[row])).win:
+        # Not when we win, nor when they have a four (blocking it is already the only move).
+        threatening = shapes.their_three & ~can_win[rows] & ~shapes.their_fours.any(axis=1)
+        for i in threatening.nonzero()[0].tolist():
+            row = rows[i]
+            if not self._vcf(cells[row], FIRST + SECOND - int(to_move[row])).win:
                 continue
             key = cells[row].tobytes()
             stopping = self._defence_cache.get(key)
@@ -498,6 +503,24 @@ class BatchedMCTS:
             self._backup(descent, values[start: start + k], vloss)
             start += k
 
+    def _step_one(self, tree: int) -> None:
+        """``_step`` for one playout in one tree (the players' single-game search): the same
+        arithmetic without the batch bookkeeping."""
+        d = self._descend_one(tree, 0.0)
+        value = float(d.terminal_value[0])
+        if np.isnan(value):
+            can_win, legal = self._moves_to_search(d.cells, d.to_move)
+            if can_win[0]:
+                value = 1.0  # a win in one (or a VCF) for the player to move
+            else:
+                priors, values = self.evaluator.evaluate_batch(self._planes(d.cells, d.to_move, d.leaf_move), legal)
+                value = float(values[0])
+                slot = int(self.n_nodes[tree])
+                self._init_nodes(tree, slot, priors, legal)
+                self.n_nodes[tree] = slot + 1
+                self.children[tree, int(d.leaf_node[0]), int(d.leaf_move[0])] = slot
+        self._backup(d, np.array([value]), 0.0)
+
     def _descend(self, trees: np.ndarray, vloss: float, root_move: np.ndarray | None = None) -> _Descent:
         """Walk from the roots of ``trees`` to an unexpanded edge, one numpy step per level
         (through root edge ``root_move[i]`` when given)."""
@@ -553,14 +576,13 @@ class BatchedMCTS:
         cells = self.root_cells[tree].copy()
         count = int(self.root_count[tree])
         c_puct = self.config.c_puct
-        zero = np.zeros(1, dtype=np.int64)
         levels = []
         node = depth = 0
         while True:
             n_edge = visits[node]
             q = value_sum[node] / np.maximum(n_edge, 1.0)
-            u = c_puct * prior[node] * (np.sqrt(node_visits[node]) / (1.0 + n_edge))
-            move = int((q + u).argmax()) if root_move is None or levels else root_move
+            score = q + c_puct * prior[node] * (math.sqrt(node_visits[node]) / (1.0 + n_edge))
+            move = int(score.argmax()) if root_move is None or levels else root_move
             visits[node, move] += 1.0
             node_visits[node] += 1.0
             if vloss:
@@ -568,7 +590,7 @@ class BatchedMCTS:
             colour = FIRST if (count + depth) % 2 == 0 else SECOND
             cells[move] = colour
             depth += 1
-            levels.append((zero, np.array([node]), np.array([move])))
+            levels.append((node, move))
             child = int(children[node, move])
             if child == NO_CHILD:
                 break
@@ -586,9 +608,9 @@ class BatchedMCTS:
         if len(d.trees) == 1:
             value_sum = self.value_sum[int(d.trees[0])]
             depth, value = int(d.depth[0]), float(leaf_values[0])
-            for level, (_, n, move) in enumerate(d.levels):
+            for level, (n, move) in enumerate(d.levels):  # ints (see _descend_one)
                 sign = -1.0 if (depth - level) % 2 == 1 else 1.0
-                value_sum[n[0], move[0]] += sign * value + vloss
+                value_sum[n, move] += sign * value + vloss
             return
         for level, (active, n, move) in enumerate(d.levels):
             t = d.trees[active]
@@ -609,14 +631,18 @@ class BatchedMCTS:
             np.add.at(self.n_nodes, trees, 1)
         else:
             self.n_nodes[trees] = slots + 1
-        if (slots >= self.capacity).any():
+        self._init_nodes(trees, slots, priors, legal)
+        return slots
+
+    def _init_nodes(self, trees, slots, priors: np.ndarray, legal: np.ndarray) -> None:
+        """Fresh statistics in node ``slots`` of ``trees`` (arrays, or one tree and one slot)."""
+        if np.any(np.asarray(slots) >= self.capacity):
             raise RuntimeError("search tree capacity exceeded")  # cannot happen: capacity covers n_playout
         self.prior[trees, slots] = priors
         self.visits[trees, slots] = 0.0
         self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)
         self.children[trees, slots] = NO_CHILD
         self.node_visits[trees, slots] = 1.0
-        return slots
 
     def _planes(self, cells: np.ndarray, to_move: np.ndarray, last: np.ndarray) -> np.ndarray:
         g = self.geometry

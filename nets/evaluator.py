@@ -15,6 +15,8 @@ def legal_priors(policy: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """The policy on the legal moves, renormalised (uniform when the net gives them no mass)."""
     priors = policy * legal
     totals = priors.sum(axis=1, keepdims=True)
+    if totals.all():  # the usual case: some mass on a legal move in every row
+        return priors / totals
     uniform = legal / np.maximum(legal.sum(axis=1, keepdims=True), 1)
     return np.where(totals > 0, priors / np.where(totals > 0, totals, 1.0), uniform)
 

@@ -50,3 +50,15 @@ def test_time_budget_caps_the_search():
     player = make_player("pure:100000", seed=0, seconds=0.05)
     player.get_action(Board())
     assert player.last_result.playouts < 100000
+
+
+def test_window_opponent_searches_with_several_leaves_and_threads(model_path):
+    from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
+    from gomoku.ui.ai import build_opponent
+
+    player = build_opponent(f"az:{model_path}:64", size=9, seed=0)
+    assert player.config.leaves_per_step == WINDOW_LEAVES > 1
+    session = player.evaluator.session  # onnxruntime is a core dependency: the default runtime on a CPU
+    assert session.get_session_options().intra_op_num_threads == WINDOW_THREADS
+    assert player.get_action(Board.from_moves(BOTH_FOUR)) == 40
+    assert make_player(f"az:{model_path}:64", seed=0).config.leaves_per_step == 1  # elsewhere: exact search

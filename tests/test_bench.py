@@ -21,6 +21,7 @@ def _check_bench():
     s = bench.BenchSettings(repeats=1, pure_playouts=50, az_playouts=20, selfplay_games=1)
     assert bench.bench_pure(s) > 0
     assert bench.bench_az(s) > 0 and bench.bench_az(s, leaves_per_step=4) > 0
+    assert bench.bench_az(s, leaves_per_step=8, threads=2) > 0
     assert bench.bench_net(s, batch=8) > 0
     assert bench.bench_train_step(s, batch=16) > 0
     config = Config()

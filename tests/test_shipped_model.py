@@ -97,3 +97,52 @@ def test_plays_its_own_vcf(model, make_board):
     board = make_board()
     move = model.get_action(board)
     assert starts_a_vcf(board, move), format_point(board, move)
+
+
+def noisy_heuristic_positions(games: int, seed: int = 500, noise: float = 0.3):
+    """Every position (game not over) of ``games`` seeded games between heuristic players that
+    play a random move instead with probability ``noise`` (so that threats are left unanswered)."""
+    from gomoku.players import HeuristicPlayer
+
+    for game in range(games):
+        players = [HeuristicPlayer(np.random.default_rng(seed + 2 * game + i)) for i in range(2)]
+        rng = np.random.default_rng(seed + 10_000 + game)
+        board = Board()
+        while not board.game_end()[0]:
+            yield board.copy()
+            player = players[len(board.moves) % 2]
+            board.do_move(player.get_action(board) if rng.random() >= noise else int(rng.choice(board.availables)))
+
+
+def has_vcf(board: Board, attacker: int) -> bool:
+    cells = np.zeros(board.size + 1, dtype=np.int8)
+    for point, player in board.states.items():
+        cells[point] = player
+    return VcfSolver(Geometry(board.width, board.height, board.n_in_row), 10**5).solve(cells, attacker).win
+
+
+def test_plays_every_vcf_and_stops_every_stoppable_one(model):
+    """Over the positions of seeded games: whenever the player to move has a VCF (and no five to
+    take or four to block), the model starts one; whenever the opponent has one and some move
+    stops it, the model plays such a move. Checked with a solver budget far beyond the search's."""
+    own = stopped = 0
+    for board in noisy_heuristic_positions(12):
+        me = board.current_player
+        if winning_points(board, me) or winning_points(board, 3 - me):
+            continue  # a five to take or a four to block: the other tests
+        if has_vcf(board, me):
+            move = model.get_action(board)
+            assert starts_a_vcf(board, move), (board.moves, format_point(board, move))
+            own += 1
+        elif has_vcf(board, 3 - me):
+            defences = set()
+            for move in board.availables:
+                after = board.copy()
+                after.do_move(move)
+                if not has_vcf(after, 3 - me):
+                    defences.add(move)
+            if defences:
+                move = model.get_action(board)
+                assert move in defences, (board.moves, format_point(board, move))
+                stopped += 1
+    assert own >= 5 and stopped >= 20  # the games hold such positions (8 and 32 with these seeds)

@@ -9,6 +9,8 @@ Importing this package imports neither torch nor pygame.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from gomoku.players.classical import (COLUMN_LETTERS, HeuristicPlayer, HumanPlayer, MinimaxPlayer, Player,
@@ -16,6 +18,11 @@ from gomoku.players.classical import (COLUMN_LETTERS, HeuristicPlayer, HumanPlay
 
 SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
 SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
+# The play window's az search: one game with the machine to itself, so 8 leaves per net call
+# (virtual loss) and two onnxruntime threads; evaluate.py and the engine default to the exact
+# search (one leaf per call, one thread), since they share the cores. README, Benchmarks.
+WINDOW_LEAVES = 8
+WINDOW_THREADS = min(2, os.cpu_count() or 1)
 
 PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
@@ -39,7 +46,7 @@ def _positive_int(text: str, spec: str, what: str) -> int:
 
 
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
-                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True) -> Player:
+                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
     ``seconds`` caps the thinking time per move of the search players (pure, az); the others
@@ -47,7 +54,7 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     call (virtual loss): faster, and a slightly different search. ``forced_moves=False`` turns off
     the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``), and
     with them its VCF rules; ``vcf=False`` turns off only those (play and stop wins by continuous
-    fours).
+    fours). ``threads``: the az player's onnxruntime threads (1 where several players share the cores).
     """
     kind, _, rest = spec.strip().partition(":")
     if kind == "random" and not rest:
@@ -71,10 +78,11 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
         return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=seconds,
                                                leaves_per_step=leaves_per_step, forced_moves=forced_moves,
-                                               vcf=vcf)
+                                               vcf=vcf, threads=threads)
     raise _bad_spec(spec)
 
 
-__all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "HeuristicPlayer",
+__all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
+           "WINDOW_THREADS", "HeuristicPlayer",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "format_point", "make_player", "parse_point",
            "winning_points"]

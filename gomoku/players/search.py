@@ -138,13 +138,15 @@ class AlphaZeroPlayer(SearchPlayer):
 
     @classmethod
     def from_checkpoint(cls, path: str, n_playout: int = 400, seed: int | None = None,
-                        device: str | None = None, runtime: str = "auto", **kwargs) -> "AlphaZeroPlayer":
+                        device: str | None = None, runtime: str = "auto", threads: int = 1,
+                        **kwargs) -> "AlphaZeroPlayer":
         """Load a model or training checkpoint (torch is imported only here), or an exported
         ``.onnx`` model, which runs on onnxruntime.
 
         ``runtime``: where a ``.pt`` net runs on the CPU: "torch", "onnx" (exported to a temporary
         file and checked against torch first), or "auto" = onnx on a CPU when onnxruntime is
         installed (about twice as fast for one position at a time), torch otherwise.
+        ``threads``: onnxruntime's intra-op threads (1 where several searches share the cores).
         The player keeps the rule the net was trained for (``n_in_row``, 5 for files that record
         none) and refuses, with a ValueError, a board with another rule or size."""
         if runtime not in RUNTIMES:
@@ -154,7 +156,7 @@ class AlphaZeroPlayer(SearchPlayer):
         if str(path).lower().endswith(".onnx"):
             from nets.onnx_evaluator import OnnxEvaluator
 
-            evaluator = OnnxEvaluator(path)
+            evaluator = OnnxEvaluator(path, threads=threads)
             net_config, n_in_row = evaluator.config, evaluator.n_in_row
             if n_in_row is None:
                 log.info("%s records no n_in_row: assuming %d in a row", path, DEFAULT_N_IN_ROW)
@@ -170,7 +172,7 @@ class AlphaZeroPlayer(SearchPlayer):
                 from nets.onnx_evaluator import OnnxEvaluator
                 from nets.onnx_export import export_temporary
 
-                evaluator = OnnxEvaluator(export_temporary(net, n_in_row))
+                evaluator = OnnxEvaluator(export_temporary(net, n_in_row), threads=threads)
             else:
                 evaluator = NetEvaluator(net, device)
         player = cls(evaluator, n_playout=n_playout, seed=seed, name=f"az:{path}:{n_playout}", **kwargs)

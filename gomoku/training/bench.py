@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.training.config import Config, load_config
@@ -54,9 +55,10 @@ def bench_pure(s: BenchSettings) -> float:
     return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
 
 
-def _az_evaluator(s: BenchSettings, onnx: bool | None = None):
+def _az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1):
     """An untrained default net on the runtime the az player uses by default (``onnx`` None:
-    onnxruntime when installed on a CPU, as ``from_checkpoint``), or on the one asked for."""
+    onnxruntime when installed on a CPU, as ``from_checkpoint``), or on the one asked for
+    (``threads``: onnxruntime's)."""
     net = build_net(NetConfig())
     if onnx is None:
         onnx = onnx_available() and str(s.device).startswith("cpu")
@@ -67,13 +69,13 @@ def _az_evaluator(s: BenchSettings, onnx: bool | None = None):
     from nets.onnx_evaluator import OnnxEvaluator
     from nets.onnx_export import export_onnx
 
-    return OnnxEvaluator(export_onnx(net, tempfile.mkdtemp() + "/net.onnx"), threads=1)
+    return OnnxEvaluator(export_onnx(net, tempfile.mkdtemp() + "/net.onnx"), threads=threads)
 
 
 def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
-             vcf: bool = True) -> float:
+             vcf: bool = True, threads: int = 1) -> float:
     """Playouts/s of the az player's single-game search from the empty board (``_az_evaluator``)."""
-    evaluator = _az_evaluator(s, onnx)
+    evaluator = _az_evaluator(s, onnx, threads)
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
@@ -294,7 +296,9 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
         log(f"{key:36s} {results[key]:12.4g}")
     # The headline is the default player's runtime (onnxruntime on a CPU when installed); these
     # vary one thing each.
-    extras = [("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
+    extras = [("az_mcts_playouts_per_s_threads2", lambda: bench_az(s, threads=2)),
+              ("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
+              ("az_mcts_playouts_per_s_window", lambda: bench_az(s, WINDOW_LEAVES, threads=WINDOW_THREADS)),
               ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False)),
               ("az_mcts_playouts_per_s_torch", lambda: bench_az(s, onnx=False)),
               ("az_mcts_playouts_per_s_torch_leaves8", lambda: bench_az(s, 8, onnx=False))]
@@ -321,6 +325,8 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     if variants:
         results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(s, log)
     results["speedup_vs_classic"] = {k: results[k] / v for k, v in CLASSIC.items()}
+    results["speedup_vs_classic"]["az_mcts_playouts_per_s_window"] = (
+        results["az_mcts_playouts_per_s_window"] / CLASSIC["az_mcts_playouts_per_s"])
     for key, ratio in results["speedup_vs_classic"].items():
         log(f"{key:36s} {ratio:10.1f}x the classic")
     return results

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from gomoku.game.board import Board
-from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, Player, make_player
+from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
 from gomoku.ui.session import SetupError
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
     if spec.strip() == "human":
         raise SetupError("the opponent must be an AI: 'human' is you, at the board")
     try:
-        player = make_player(spec, seed, seconds=seconds)
+        player = make_player(spec, seed, seconds=seconds, leaves_per_step=WINDOW_LEAVES, threads=WINDOW_THREADS)
     except (ValueError, OSError) as error:  # bad spec, unreadable or foreign checkpoint
         raise SetupError(str(error)) from error
     config = getattr(player, "net_config", None)
