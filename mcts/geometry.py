@@ -83,10 +83,9 @@ class Geometry:
 
         cells: int8 [k, size + 1] as in ``wins``; colours: [k], 1 or 2. One pass over the windows.
         """
-        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
-        first, second = (stones == 1).sum(axis=2), (stones == 2).sum(axis=2)
-        is_first = (np.asarray(colours) == 1)[:, None]
-        mine, theirs = np.where(is_first, first, second), np.where(is_first, second, first)
+        counts = self.window_counts(cells)
+        rows = np.arange(len(cells))
+        mine, theirs = counts[rows, colours - 1], counts[rows, 2 - colours]
         only_mine, only_theirs = theirs == 0, mine == 0
         n = self.n_in_row
         return LineShapes(my_fours=only_mine & (mine == n - 1), their_fours=only_theirs & (theirs == n - 1),

@@ -354,9 +354,9 @@ class BatchedMCTS:
         if forced.size:  # complete my line, or else block theirs: only those points
             legal = empty.copy()
             for i in forced.tolist():
-                row = check[i]
-                legal[row] = False
-                legal[row, self.geometry.four_points(cells[row], shapes.my_fours[i] if mine[i] else shapes.their_fours[i])] = True
+                fours = shapes.my_fours[i] if mine[i] else shapes.their_fours[i]
+                legal[check[i]] = False
+                legal[check[i], self.geometry.four_points(cells[check[i]], fours)] = True
         if self.vcf_solver is not None:
             self._apply_vcf(cells, to_move, check, shapes, can_win, legal, root)  # changes both in place
         return can_win, legal
