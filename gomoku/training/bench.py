@@ -294,8 +294,9 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     for key, fn in steps:
         results[key] = fn(s)
         log(f"{key:36s} {results[key]:12.4g}")
-    # The headline is the default player's runtime (onnxruntime on a CPU when installed); these
-    # vary one thing each.
+    # The headline is the exact search (one leaf, one thread) on the default runtime (onnxruntime
+    # on a CPU when installed), as evaluate.py plays it; these vary it; "_window" is the play
+    # window's search (players.WINDOW_LEAVES leaves a call, WINDOW_THREADS threads).
     extras = [("az_mcts_playouts_per_s_threads2", lambda: bench_az(s, threads=2)),
               ("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
               ("az_mcts_playouts_per_s_window", lambda: bench_az(s, WINDOW_LEAVES, threads=WINDOW_THREADS)),
