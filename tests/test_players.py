@@ -161,9 +161,9 @@ def fake_ai(monkeypatch):
     class AlphaZeroPlayer:
         @classmethod
         def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True,
-                            vcf=True):
+                            vcf=True, threads=1):
             calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",))
-                         + (() if vcf else ("no vcf",)))
+                         + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",)))
             return cls()
 
     module = types.ModuleType("gomoku.players.search")
@@ -178,8 +178,10 @@ def test_make_player_wires_pure_and_az(fake_ai):
     make_player("az:runs/a:b/best.pt:50")
     make_player("az:m.pt:8", forced_moves=False)
     make_player("az:m.pt:8", vcf=False)
+    make_player("az:m.pt:8", threads=2)
     assert fake_ai == [("pure", 1000, 3), ("az", "models/9x9.pt", 400, 4), ("az", "runs/a:b/best.pt", 50, None),
-                       ("az", "m.pt", 8, None, "no forced moves"), ("az", "m.pt", 8, None, "no vcf")]
+                       ("az", "m.pt", 8, None, "no forced moves"), ("az", "m.pt", 8, None, "no vcf"),
+                       ("az", "m.pt", 8, None, "2 threads")]
 
 
 @pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",
