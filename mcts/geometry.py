@@ -78,19 +78,22 @@ class Geometry:
         stones = cells[:, self.windows[:-1]]  # [k, n_windows, n]
         return np.stack([(stones == 1).sum(axis=2), (stones == 2).sum(axis=2)], axis=1)
 
+    def short_of(self, counts: np.ndarray, missing: int) -> np.ndarray:
+        """Windows ``missing`` stones short of a line for one colour and holding none of the other:
+        counts [k, 2, n_windows] (``window_counts``) -> bool [k, 2, n_windows], ``[:, colour - 1]``.
+        ``missing`` 1 is a four, 2 a three."""
+        return (counts == self.n_in_row - missing) & (counts[:, ::-1] == 0)
+
     def line_shapes(self, cells: np.ndarray, colours: np.ndarray) -> "LineShapes":
         """The fours and threes of ``colours[i]`` ("mine") and of the other colour in position ``i``.
 
         cells: int8 [k, size + 1] as in ``wins``; colours: [k], 1 or 2. One pass over the windows.
         """
         counts = self.window_counts(cells)
-        rows = np.arange(len(cells))
-        mine, theirs = counts[rows, colours - 1], counts[rows, 2 - colours]
-        only_mine, only_theirs = theirs == 0, mine == 0
-        n = self.n_in_row
-        return LineShapes(my_fours=only_mine & (mine == n - 1), their_fours=only_theirs & (theirs == n - 1),
-                          my_three=(only_mine & (mine == n - 2)).any(axis=1),
-                          their_three=(only_theirs & (theirs == n - 2)).any(axis=1))
+        fours, threes = self.short_of(counts, 1), self.short_of(counts, 2).any(axis=2)
+        rows, mine, theirs = np.arange(len(cells)), colours - 1, 2 - colours
+        return LineShapes(my_fours=fours[rows, mine], their_fours=fours[rows, theirs],
+                          my_three=threes[rows, mine], their_three=threes[rows, theirs])
 
     def four_points(self, cells: np.ndarray, fours: np.ndarray) -> np.ndarray:
         """The winning points of the four windows flagged in ``fours`` (bool [n_windows]) in one
@@ -121,15 +124,11 @@ class Geometry:
         ``[:, colour - 1]`` holds the empty points that complete a window holding ``n_in_row - 1``
         stones of that colour and one empty point.
         """
-        k, n = len(cells), self.n_in_row
-        stones = cells[:, self.windows[:-1]]  # [k, n_windows, n], gathered once for both colours
-        empty = stones == 0
-        one_empty = empty.sum(axis=2) == 1
-        points = np.zeros((k, 2, self.size + 1), dtype=bool)
-        for index, colour in enumerate((1, 2)):
-            at, window = np.nonzero(one_empty & ((stones == colour).sum(axis=2) == n - 1))
-            if at.size:
-                points[at, index, self.windows[window][empty[at, window]]] = True
+        points = np.zeros((len(cells), 2, self.size + 1), dtype=bool)
+        at, index, window = np.nonzero(self.short_of(self.window_counts(cells), 1))  # the fours
+        if at.size:
+            window_points = self.windows[window]  # [m, n]: each four has exactly one empty point
+            points[at, index, window_points[cells[at[:, None], window_points] == 0]] = True
         return points[:, :, : self.size]
 
 
