@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [README, ROOT / "models" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 300
 
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
