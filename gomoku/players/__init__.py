@@ -27,7 +27,7 @@ WINDOW_THREADS = min(2, os.cpu_count() or 1)
 PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
   heuristic                one-ply window heuristic (takes wins, blocks fours)
-  minimax:DEPTH            alpha-beta search, DEPTH >= 1 plies (2 is fast, 3 takes seconds)
+  minimax:DEPTH            alpha-beta search, DEPTH >= 1 plies (2 and 3: milliseconds a move)
   pure:PLAYOUTS            pure MCTS with random rollouts
   az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
   human                    you, at the terminal"""
