@@ -285,3 +285,50 @@ def test_rows_are_numbered_from_the_bottom(make_app):
     assert [t.text for t in sorted(left_labels, key=lambda t: t.rect.y)] == [str(n) for n in range(9, 0, -1)]
     assert abs(next(t for t in left_labels if t.text == "1").rect.centery - y) <= 1
     assert np.isclose(app.layout.heat_centre(a1)[1], max(app.layout.heat_centre(m)[1] for m in range(81)))
+
+
+def test_command_line_mistakes_are_one_line_errors(monkeypatch, capsys, tmp_path):
+    """Issue 28: window sizes out of range, an unwritable screenshot, a missing model without a
+    display (it named the display), an unknown opponent (the list offered 'human')."""
+    play = _load_script()
+    for size in ("10x10", "30000x30000", "640x439", "5121x900"):
+        with pytest.raises(SystemExit):
+            play.parse_args(["--window", size])
+        err = capsys.readouterr().err
+        assert f"the window must be 640x440 to 5120x2880 pixels, got {size}" in err and "Traceback" not in err
+    assert play.parse_args(["--window", "640x440"]).window == (640, 440)
+    with pytest.raises(SetupError, match="got 10x10"):
+        PlayApp("minimax:1", window_size=(10, 10))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for shot, reason in ((tmp_path, "is a folder"), (blocker / "shot.png", "is not a folder")):
+        with pytest.raises(SystemExit):
+            play.parse_args(["--screenshot", str(shot)])
+        assert reason in capsys.readouterr().err
+    for seconds in ("0", "nan", "inf", "-1"):
+        with pytest.raises(SystemExit):
+            play.parse_args(["--seconds", seconds])
+        assert "--seconds must be a positive number of seconds" in capsys.readouterr().err
+    for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert play.main(["--model", "nope.pt"]) == 2
+    assert capsys.readouterr().err == "error: no model file at nope.pt\n"
+    assert play.main(["--opponent", "foo"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: bad AI spec 'foo'; valid forms:\n") and "human" not in err
+    assert "minimax:DEPTH" in err and "Traceback" not in err
+    assert play.main(["--opponent", "pure:x"]) == 2
+    err = capsys.readouterr().err
+    assert "PLAYOUTS must be a positive integer" in err and "human" not in err
+
+
+def test_a_screenshot_that_cannot_be_saved_is_a_one_line_error(monkeypatch, capsys, tmp_path):
+    """Issue 28: a failing save (a full disk, a folder made read-only meanwhile) gave a traceback."""
+    def fail(surface, name):
+        raise pygame.error(f"Couldn't open {name}")
+
+    monkeypatch.setattr(pygame.image, "save", fail)
+    out = tmp_path / "shot.png"
+    assert _load_script().main(["--opponent", "minimax:1", "--screenshot", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: cannot save the screenshot {out}: Couldn't open {out}\n"

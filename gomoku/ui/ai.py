@@ -42,6 +42,7 @@ TOP_MOVES = 5
 LINE_PLIES = 8  # plies of the expected line kept per top move
 NO_MOVE = -1
 NO_CHILD = -1  # mcts.search's marker of an edge without a child node
+VALID_FORMS = "; valid forms:"  # how make_player's errors for a bad spec go on
 
 AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
@@ -120,13 +121,22 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
     try:
         player = make_player(spec, seed, seconds=seconds, leaves_per_step=WINDOW_LEAVES, threads=WINDOW_THREADS)
     except (ValueError, OSError) as error:  # bad spec, unreadable or foreign checkpoint
-        raise SetupError(str(error)) from error
+        message, forms, _ = str(error).partition(VALID_FORMS)
+        if forms:  # a spec error: list the forms the window takes ("human" is not one)
+            message = f"{message.replace('player spec', 'AI spec')}{VALID_FORMS}\n{AI_SPECS_HELP}"
+        raise SetupError(message) from error
     config = getattr(player, "net_config", None)
     if config is not None and (config.width, config.height) != (size, size):
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
     return player
+
+
+def player_setting(player: Player) -> str:
+    """The player and its strength as a spec, with its time cap: "az:models/9x9.pt:1600, at most 3 s a move"."""
+    seconds = getattr(player, "seconds", None)
+    return player.name + (f", at most {seconds:g} s a move" if seconds is not None else "")
 
 
 def short_spec(spec: str) -> str:
