@@ -1,5 +1,6 @@
 """The play window's game and its commands (gomoku/ui/session.py) and the saved-game text: no pygame."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -8,8 +9,8 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import parse_point
-from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, SearchState, Strength, spec_strength,
-                          strength_ladder, with_strength)
+from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, MoveStats, SearchState, Strength,
+                          spec_strength, strength_ladder, with_strength)
 from gomoku.ui.session import (BLACK, WHITE, Author, Played, Session, SetupError, describe_undo, format_game,
                                initial_game, parse_game)
 
@@ -113,6 +114,13 @@ def test_win_estimates_are_per_colour():
     from gomoku.ui.panel import win_labels
     assert win_labels(analysis, human=WHITE) == ("Black (AI) 25%", "75% White (you)")
     assert win_labels(analysis, human=BLACK) == ("Black (you) 25%", "75% White (AI)")
+    # With the search's top moves: the best move's win rate, the figure of the top-moves table.
+    best = MoveStats(p("D4"), 6, 0.6, 0.365, 0.2, (p("D4"),))
+    other = MoveStats(p("F6"), 4, 0.4, 0.9, 0.2, (p("F6"),))
+    ranked = dataclasses.replace(analysis, top=(best, other))
+    assert ranked.win_for(WHITE) == 0.365 and ranked.win_for(BLACK) == pytest.approx(0.635)
+    assert win_labels(ranked, human=BLACK) == ("Black (you) 64%", "36% White (AI)")
+    assert ranked.reused == 81 - 10  # 81 visits at the root, 10 of them this search's playouts
 
 
 def test_strength_presets():

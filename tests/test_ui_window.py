@@ -42,7 +42,7 @@ def test_swap_during_a_search_shows_it_stopped_and_credits_the_right_side(make_a
     assert f"stopped at {analysis.playouts} playouts" in shown and not any("live" in t for t in shown)
     black, white = win_labels(analysis, app.human)
     assert black in shown and white in shown and "(you)" in white and "(AI)" in black
-    assert white.startswith(f"{100 - round(100 * (1 - (analysis.value + 1) / 2))}%")  # White was to move
+    assert white.startswith(f"{round(100 * analysis.top[0].win)}%")  # White was to move: its best move's win rate
     assert app.run_until_idle(5) and app.board.moves == [E5]  # your move now: the AI waits
 
 
@@ -332,3 +332,51 @@ def test_a_screenshot_that_cannot_be_saved_is_a_one_line_error(monkeypatch, caps
     out = tmp_path / "shot.png"
     assert _load_script().main(["--opponent", "minimax:1", "--screenshot", str(out)]) == 2
     assert capsys.readouterr().err == f"error: cannot save the screenshot {out}: Couldn't open {out}\n"
+
+
+def test_thinking_shows_through_a_short_message(make_app):
+    """Issue 28: while the AI thought, the status line kept the last short message."""
+    app = make_app(SLOW_AI, seed=0, human_first=False)
+    wait_thinking(app)
+    app.flash("Saved game.txt")
+    status = app.status_text()
+    assert status.startswith("AI thinking... ") and status.endswith("|  Saved game.txt")
+    press(app, pygame.K_n)  # a new game: the AI moves first again, and the message says so
+    wait_thinking(app)
+    status = app.status_text()
+    assert status.startswith("AI thinking... ") and "New game: you play White." in status
+    assert any(t.startswith("AI thinking") for t in texts(app))
+
+
+class SharpEvaluator:
+    """Priors of 0.9 on the lowest legal point (the rest shared), value 0: a narrow, deep tree."""
+
+    def evaluate_batch(self, planes, legal):
+        priors = legal / legal.sum(axis=1, keepdims=True) * 0.1
+        priors[np.arange(len(legal)), legal.argmax(axis=1)] += 0.9
+        return priors, np.zeros(len(legal))
+
+
+def test_one_win_figure_and_visits_that_add_up(make_app):
+    """Issue 28: 30% in the bar and 36% in the top-moves row for one move; "402 visits" under 400
+    playouts (the tree kept from the last move), with nothing saying so."""
+    from gomoku.players.search import AlphaZeroPlayer
+
+    app = make_app(AlphaZeroPlayer(SharpEvaluator(), n_playout=200, seed=0, name="az:sharp:200"))
+    click(app, E5)
+    assert app.run_until_idle(30)
+    first = app.analyses[(E5,)]
+    assert first.playouts == 200 and first.reused == 0 and any(t.startswith("200 playouts, ") for t in texts(app))
+    expected = first.top[0].line[1]  # the AI's own guess of our reply: its subtree has visits
+    click(app, expected)
+    assert app.run_until_idle(30)
+    analysis = app.analyses[tuple(app.board.moves[:3])]
+    assert analysis.playouts == 200 and analysis.reused == analysis.visits.sum() - 200 > 0
+    shown = texts(app)
+    assert any(t.startswith(f"200 playouts + {analysis.reused} reused, ") for t in shown)
+    best = round(100 * analysis.top[0].win)
+    black, white = win_labels(analysis, app.human)
+    assert white.startswith(f"{best}% White (AI)") and black.endswith(f" {100 - best}%")
+    assert black in shown and white in shown and f"{best}%" in shown  # the table's row says the same
+    [row] = [r for r in app.frame().moves if r.ply == 4]
+    assert row.note == f"{best}%"  # and the move list

@@ -9,9 +9,11 @@ left to finish its ``get_action`` in the background (its answer is thrown away).
 a new search only once the previous worker has ended: a player's search tree is not shared
 between threads.
 
-An ``Analysis`` is what the window shows of a search: per move the visits, the win rate
-``(Q + 1) / 2`` and the prior, for the top moves the line the search expects (the most visited
-replies), and the root value, always for the side to move in the searched position (``to_move``).
+An ``Analysis`` is what the window shows of a search: per move the visits (this search's playouts
+and those kept from an earlier move's tree), the win rate ``(Q + 1) / 2`` and the prior, for the top
+moves the line the search expects (the most visited replies), and the root value, always for the
+side to move in the searched position (``to_move``). The one win estimate of a position is the win
+rate of the search's best move (``Analysis.win_for``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ AI_SPECS_HELP = """\
   minimax:DEPTH            alpha-beta to DEPTH plies (minimax:2, minimax:3: milliseconds a move)
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves"""
+
+
+def percent(fraction: float) -> int:
+    """A chance as whole per cent, the same rounding everywhere the window shows one."""
+    return round(100 * fraction)
 
 
 # ------------------------------------------------------------------------------ strength
@@ -220,9 +227,18 @@ class Analysis:
     chosen: int = NO_MOVE
 
     def win_for(self, colour: int) -> float:
-        """The estimated chance that ``colour`` wins (draws count half), from the root value."""
-        mover = (self.value + 1.0) / 2.0
+        """The estimated chance that ``colour`` wins (draws count half): the win rate of the
+        search's best move (``top[0]``, the one it plays), the figure of the top-moves table; the
+        root value when the tree gave no win rate."""
+        best = self.top[0].win if self.top else math.nan
+        mover = (self.value + 1.0) / 2.0 if math.isnan(best) else best
         return mover if colour == self.to_move else 1.0 - mover
+
+    @property
+    def reused(self) -> int:
+        """Visits at the root kept from the search of an earlier move (the tree is reused), on top
+        of this search's ``playouts``."""
+        return max(0, int(round(float(self.visits.sum()))) - self.playouts)
 
     def shares(self) -> np.ndarray:
         total = float(self.visits.sum())

@@ -150,7 +150,7 @@ class PlayApp:
             self.flash(GAME_OVER)
         elif session.board.current_player != session.human:
             self.flash("Here the AI is to move: Enter lets it play from here." if session.reviewing()
-                       else "Wait: the AI is thinking.")
+                       else "Wait for the AI's move.")
         elif session.board.stone(move) != EMPTY:
             self.flash(f"{format_point(session.board, move)} is taken: pick an empty point.")
         else:

@@ -12,7 +12,7 @@ import pygame
 from gomoku.game.board import EMPTY
 from gomoku.players import COLUMN_LETTERS, format_point
 from gomoku.ui import look
-from gomoku.ui.ai import Analysis
+from gomoku.ui.ai import Analysis, percent
 from gomoku.ui.frame import Frame, Hit
 from gomoku.ui.session import BLACK, COLOUR_NAMES, WHITE
 
@@ -33,8 +33,10 @@ BAR_WHITE = (232, 230, 224)
 
 
 def win_labels(analysis: Analysis, human: int) -> tuple[str, str]:
-    """("Black (you) 38%", "62% White (AI)"): each side's chance from the search's root value."""
-    black = round(100 * analysis.win_for(BLACK))
+    """("Black (you) 38%", "62% White (AI)"): each side's chance, the side to move's as in the
+    top-moves table (the win rate of the best move)."""
+    mover = percent(analysis.win_for(analysis.to_move))
+    black = mover if analysis.to_move == BLACK else 100 - mover
 
     def who(colour: int) -> str:
         return "you" if colour == human else "AI"
@@ -172,8 +174,8 @@ def _draw_top_moves(p: Renderer, frame: Frame) -> None:
         colour = look.GOLD if played or (rank == 0 and frame.marked < 0) else look.TEXT
         mark = "  played" if played else ""
         p.text(f"{rank + 1}. {format_point(probe, stats.move)}{mark}", 14, colour, (rect.x, y), bold=rank == 0)
-        win = "-" if np.isnan(stats.win) else f"{stats.win:.0%}"
-        for text, column in zip((str(stats.visits), win, f"{stats.prior:.0%}"), columns):
+        win = "-" if np.isnan(stats.win) else f"{percent(stats.win)}%"
+        for text, column in zip((str(stats.visits), win, f"{percent(stats.prior)}%"), columns):
             p.text(text, 14, look.TEXT, (column, y), anchor="topright")
 
 
