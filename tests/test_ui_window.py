@@ -291,12 +291,12 @@ def test_command_line_mistakes_are_one_line_errors(monkeypatch, capsys, tmp_path
     """Issue 28: window sizes out of range, an unwritable screenshot, a missing model without a
     display (it named the display), an unknown opponent (the list offered 'human')."""
     play = _load_script()
-    for size in ("10x10", "30000x30000", "640x439", "5121x900"):
+    for size in ("10x10", "30000x30000", "640x480", "923x700", "5121x900"):
         with pytest.raises(SystemExit):
             play.parse_args(["--window", size])
         err = capsys.readouterr().err
-        assert f"the window must be 640x440 to 5120x2880 pixels, got {size}" in err and "Traceback" not in err
-    assert play.parse_args(["--window", "640x440"]).window == (640, 440)
+        assert f"the window must be 924x610 to 5120x2880 pixels, got {size}" in err and "Traceback" not in err
+    assert play.parse_args(["--window", "924x610"]).window == MIN_WINDOW
     with pytest.raises(SetupError, match="got 10x10"):
         PlayApp("minimax:1", window_size=(10, 10))
     blocker = tmp_path / "file"
@@ -380,3 +380,19 @@ def test_one_win_figure_and_visits_that_add_up(make_app):
     assert black in shown and white in shown and f"{best}%" in shown  # the table's row says the same
     [row] = [r for r in app.frame().moves if r.ply == 4]
     assert row.note == f"{best}%"  # and the move list
+
+
+@pytest.mark.parametrize("size, moves", [(9, "E5,D4,E4"), (19, "K10,J9,K9")])
+def test_the_smallest_window_has_readable_text_that_fits(make_app, size, moves):
+    """Issue 28: the side panel's text was about 8 pixels high in a 640x480 window."""
+    app = make_app("pure:300", seed=0, size=size, moves=moves, window_size=MIN_WINDOW)
+    assert app.run_until_idle(20) and len(app.board.moves) == 4
+    app.draw()
+    drawn = app.renderer.drawn
+    assert {"visits", "win", "prior", "Moves", "Analysis"} <= {t.text for t in drawn}
+    window = pygame.Rect((0, 0), MIN_WINDOW)
+    for text in drawn:
+        assert text.pixels >= 12 and window.contains(text.rect), text
+    for index, text in enumerate(drawn):
+        for later in drawn[index + 1:]:
+            assert not text.rect.colliderect(later.rect), (text, later)

@@ -71,6 +71,7 @@ class DrawnText:
     text: str
     rect: pygame.Rect
     size: int  # the font size asked for (design pixels)
+    pixels: int  # the font size it was set in (window pixels)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,14 @@
 """The play window's size limits and the ``WIDTHxHEIGHT`` text of ``--window``. No pygame.
 
-Smaller windows than ``MIN_WINDOW`` cannot hold the board and a readable side panel; larger ones
-than ``MAX_WINDOW`` (a 5K screen) only cost memory: the wood and the surfaces grow with the area.
+The window is designed at 1000x660 and scaled to its size (``layout``); the design's smallest text
+is 13 pixels, so ``MIN_WINDOW`` (12/13 of the design) keeps every text at 12 pixels or more.
+Larger windows than ``MAX_WINDOW`` (a 5K screen) only cost memory: the wood and the surfaces grow
+with the area.
 """
 
 from __future__ import annotations
 
-MIN_WINDOW = (640, 440)
+MIN_WINDOW = (924, 610)
 MAX_WINDOW = (5120, 2880)
 
 
