@@ -385,8 +385,13 @@ def parse_point(board: Board, text: str) -> int:
     return board.location_to_move((row, col))
 
 
+class InputEnded(KeyboardInterrupt):
+    """The person's input ended (end of file) before they gave a move: the game stops as on Ctrl-C."""
+
+
 class HumanPlayer(Player):
-    """Asks at the terminal for a point like E5 (column letter, row number as printed)."""
+    """Asks at the terminal for a point like E5 (column letter, row number as printed); raises
+    InputEnded (a KeyboardInterrupt) when the input ends."""
 
     def __init__(self, input_fn: Callable[[str], str] = input, output_fn: Callable[[str], None] = print,
                  name: str = "human"):
@@ -401,7 +406,11 @@ class HumanPlayer(Player):
         if board.moves:
             self.output_fn(f"last move: {format_point(board, board.last_move)}")
         while True:
-            text = self.input_fn(f"{self.name} ({mark}), your move (e.g. E5): ")
+            try:
+                text = self.input_fn(f"{self.name} ({mark}), your move (e.g. E5): ")
+            except EOFError:
+                self.output_fn("")  # end the prompt's line
+                raise InputEnded(f"the input of {self.name} ended") from None
             try:
                 move = parse_point(board, text)
             except ValueError as error:
