@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=1, help="processes playing games in parallel "
                         "(the results do not depend on it; default: %(default)s)")
     parser.add_argument("--seconds", type=float, help="thinking time cap per move for pure/az players "
-                        "(next to their playout count)")
+                        "(next to their playout count) and minimax (next to its depth)")
     parser.add_argument("--leaves", type=int, default=1, help="az players: leaves per network call "
                         "(virtual loss; faster, a slightly different search; default: %(default)s)")
     parser.add_argument("--no-forced-moves", action="store_true", help="az players: search without the "

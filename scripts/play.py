@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
     parser.add_argument("--size", type=int, help="board width and height; the model must be trained for it "
                         "(default: 9, or --load's)")
-    parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players)")
+    parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players, minimax)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
     parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "
                         "(column letter, row number from the bottom), or from those in a saved game's file")

@@ -49,7 +49,7 @@ VALID_FORMS = "; valid forms:"  # how make_player's errors for a bad spec go on
 AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
   pure:PLAYOUTS            pure MCTS with random rollouts (pure:3000)
-  minimax:DEPTH            alpha-beta to DEPTH plies (minimax:2, minimax:3: milliseconds a move)
+  minimax:DEPTH            alpha-beta to DEPTH plies, 1 to 8 (minimax:3: milliseconds a move)
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves"""
 
