@@ -59,7 +59,8 @@ def test_bad_spec_exits_2_with_the_valid_forms():
     assert "valid forms" in done.stderr and "az:CHECKPOINT:PLAYOUTS" in done.stderr
 
 
-@pytest.mark.skipif((REPO_ROOT / "models" / "9x9.pt").exists(), reason="a shipped model exists")
+@pytest.mark.skipif((REPO_ROOT / "models" / "9x9.pt").exists(),
+                    reason="checks the message for a checkout without models/9x9.pt, and this one has it")
 def test_no_arguments_without_a_shipped_model_exits_2():
     done = run()
     assert done.returncode == 2
@@ -67,7 +68,7 @@ def test_no_arguments_without_a_shipped_model_exits_2():
     assert done.stdout == ""
 
 
-@pytest.mark.skipif(not (REPO_ROOT / "models" / "9x9.pt").exists(), reason="no shipped model")
+@pytest.mark.skipif(not (REPO_ROOT / "models" / "9x9.pt").exists(), reason="no shipped model at models/9x9.pt")
 def test_no_arguments_play_the_shipped_model_against_the_pure_mcts_ladder(monkeypatch, capsys):
     spec = importlib.util.spec_from_file_location("evaluate_script", SCRIPT)
     script = importlib.util.module_from_spec(spec)
