@@ -32,7 +32,7 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
-from gomoku.ui.session import SetupError
+from gomoku.ui.session import SetupError, new_board
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +137,12 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
+    check_board = getattr(player, "check_board", None)
+    if check_board is not None:  # a net trained for another rule: now, not at the AI's first move
+        try:
+            check_board(new_board(size))
+        except ValueError as error:
+            raise SetupError(str(error)) from error
     return player
 
 
