@@ -33,7 +33,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
 
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
 from gomoku.ui.ai import AI_SPECS_HELP  # noqa: E402  (no pygame: the window is imported in main)
-from gomoku.ui.sizes import parse_window_size  # noqa: E402
+from gomoku.ui.sizes import MAX_WINDOW, MIN_WINDOW, parse_window_size  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
@@ -87,7 +87,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--numbers", action="store_true", help="show move numbers on the stones")
     parser.add_argument("--no-analysis", action="store_true", help="start with the analysis view hidden")
     parser.add_argument("--window", type=window_size, metavar="WxH",
-                        help="the window's size in pixels (default: fitted to the screen; resizable)")
+                        help=f"the window's size in pixels, {MIN_WINDOW[0]}x{MIN_WINDOW[1]} to "
+                        f"{MAX_WINDOW[0]}x{MAX_WINDOW[1]} (default: fitted to the screen; resizable)")
     parser.add_argument("--web", action="store_true", help="play in the browser instead: export the model's "
                         "page (gomoku/web) to a temp folder, serve it on localhost and open the browser")
     parser.add_argument("--screenshot", type=Path, metavar="PATH",
