@@ -3,15 +3,19 @@
     python scripts/evaluate.py --player minimax:2 --opponent random --opponent heuristic --games 10
     python scripts/evaluate.py            # the shipped model (az:models/9x9.pt:400) vs the pure-MCTS ladder
 
-Player specs: see ``python scripts/evaluate.py --help``. Ctrl-C stops at once and prints (and
-writes, with ``--json``) the results of the games finished so far; the exit status is then 130.
+Player specs: see ``python scripts/evaluate.py --help``. Ctrl-C or a plain ``kill`` (SIGTERM), also
+of a background job, stops at once and prints (and writes, with ``--json``) the results of the games
+finished so far; the exit status is then 130 (143 for SIGTERM). With no game finished there is no
+table and no file, only a line that says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -23,6 +27,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
 
 from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
+from gomoku.players.classical import InputEnded  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
@@ -33,6 +38,24 @@ DEFAULT_SEED = 0
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt: the finished games are kept as on Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated()
+
+
+def stop_reason(stop: BaseException | None) -> tuple[str, int]:
+    """How an interrupted evaluation ended, in words, and its exit status."""
+    if isinstance(stop, Terminated):
+        return "stopped by SIGTERM", EXIT_TERMINATED
+    if isinstance(stop, InputEnded):
+        return f"stopped ({stop})", EXIT_INTERRUPTED
+    return "interrupted", EXIT_INTERRUPTED
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -43,18 +66,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--player", help=f"the player to rate (default: az:{DEFAULT_MODEL}:{DEFAULT_PLAYOUTS})")
     parser.add_argument("--opponent", action="append", dest="opponents", metavar="SPEC",
                         help=f"an opponent; repeat for several (default: {' '.join(PURE_MCTS_LADDER)})")
-    parser.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per opponent, colours alternating")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for every player's random choices")
-    parser.add_argument("--size", type=int, default=9, help="board width and height")
-    parser.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
+                        help="games per opponent, colours alternating (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help="seed for every player's random choices (default: %(default)s)")
+    parser.add_argument("--size", type=int, default=9, help="board width and height (default: %(default)s)")
+    parser.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win (default: %(default)s)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--workers", type=int, default=1, help="processes playing games in parallel "
-                        "(the results do not depend on it)")
+                        "(the results do not depend on it; default: %(default)s)")
     parser.add_argument("--seconds", type=float, help="thinking time cap per move for pure/az players "
-                        "(next to their playout count)")
+                        "(next to their playout count) and minimax (next to its depth)")
     parser.add_argument("--leaves", type=int, default=1, help="az players: leaves per network call "
-                        "(virtual loss; faster, a slightly different search)")
+                        "(virtual loss; faster, a slightly different search; default: %(default)s)")
     parser.add_argument("--no-forced-moves", action="store_true", help="az players: search without the "
                         "exact forced-move rules (take a five, block a four; VCF goes with them)")
     parser.add_argument("--no-vcf", action="store_true", help="az players: forced moves without the "
@@ -64,6 +89,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--games must be at least 1")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):
+        parser.error(f"--seconds must be a positive number of seconds, got {args.seconds:g}")
     return args
 
 
@@ -90,6 +117,10 @@ def default_player_spec() -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # Ctrl-C and a plain `kill` both stop the games and keep the finished ones (a shell starts
+    # background jobs with SIGINT ignored: put Python's handler back).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
     player_spec = args.player or default_player_spec()
     if player_spec is None:
         print(f"no shipped model at {DEFAULT_MODEL} yet; train one with scripts/train.py or pass --player",
@@ -109,17 +140,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except EvaluationInterrupted as stop:
+        reason, status = stop_reason(stop.cause)
+        if not stop.played:
+            print(f"{reason} before any game finished: no results", file=sys.stderr)
+            return status
         results, interrupted = stop.results, stop
-        print(f"interrupted after {stop.played} of {stop.planned} games: the results of the finished games "
+        print(f"{reason} after {stop.played} of {stop.planned} games: the results of the finished games "
               "follow (colours are not balanced)", file=sys.stderr)
-    except KeyboardInterrupt:  # before the first game (loading the players)
-        print("interrupted before any game was played", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stop:  # before the first game (loading the players)
+        reason, status = stop_reason(stop)
+        print(f"{reason} before any game was played", file=sys.stderr)
+        return status
     except (RuntimeError, OSError) as error:  # a worker process died, a file vanished...
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     print(f"{args.games} games per opponent, {args.size}x{args.size}, {args.n_in_row} in a row, seed {args.seed}"
-          + (f"; interrupted after {interrupted.played} of {interrupted.planned} games" if interrupted else ""))
+          + (f"; {stop_reason(interrupted.cause)[0]} after {interrupted.played} of {interrupted.planned} games"
+             if interrupted else ""))
     print(format_table(results), flush=True)
     if args.json:
         payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
@@ -131,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as error:
             print(f"error: cannot write {args.json}: {error.strerror or error}", file=sys.stderr)
             return EXIT_FAILED
-    return EXIT_INTERRUPTED if interrupted else 0
+    return stop_reason(interrupted.cause)[1] if interrupted else 0
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
 
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
 from gomoku.ui.ai import AI_SPECS_HELP  # noqa: E402  (no pygame: the window is imported in main)
+from gomoku.ui.sizes import MAX_WINDOW, MIN_WINDOW, parse_window_size  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
@@ -40,10 +42,24 @@ EXIT_NO_DISPLAY = 1
 
 
 def window_size(text: str) -> tuple[int, int]:
-    width, sep, height = text.lower().partition("x")
-    if not (sep and width.isdigit() and height.isdigit()):
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, like 1400x920, got {text!r}")
-    return int(width), int(height)
+    try:
+        return parse_window_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def screenshot_problem(path: Path) -> str | None:
+    """Why the screenshot could not be written to ``path`` (None: it can), checked before the game."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # the folders to make: the first that exists
+        folder = folder.parent
+    if path.is_dir():
+        return f"--screenshot {path} is a folder, not a file"
+    if not folder.is_dir():
+        return f"--screenshot {path}: {folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"--screenshot {path}: not writable"
+    return None
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -61,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
     parser.add_argument("--size", type=int, help="board width and height; the model must be trained for it "
                         "(default: 9, or --load's)")
-    parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players)")
+    parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players, minimax)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
     parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "
                         "(column letter, row number from the bottom), or from those in a saved game's file")
@@ -71,7 +87,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--numbers", action="store_true", help="show move numbers on the stones")
     parser.add_argument("--no-analysis", action="store_true", help="start with the analysis view hidden")
     parser.add_argument("--window", type=window_size, metavar="WxH",
-                        help="the window's size in pixels (default: fitted to the screen; resizable)")
+                        help=f"the window's size in pixels, {MIN_WINDOW[0]}x{MIN_WINDOW[1]} to "
+                        f"{MAX_WINDOW[0]}x{MAX_WINDOW[1]} (default: fitted to the screen; resizable)")
     parser.add_argument("--web", action="store_true", help="play in the browser instead: export the model's "
                         "page (gomoku/web) to a temp folder, serve it on localhost and open the browser")
     parser.add_argument("--screenshot", type=Path, metavar="PATH",
@@ -80,8 +97,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.playouts < 1:
         parser.error("--playouts must be at least 1")
-    if args.seconds is not None and args.seconds <= 0:
-        parser.error("--seconds must be positive")
+    if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):
+        parser.error(f"--seconds must be a positive number of seconds, got {args.seconds:g}")
+    if args.screenshot is not None and (problem := screenshot_problem(args.screenshot)):
+        parser.error(problem)
     if args.moves is not None and args.load is not None:
         parser.error("give --moves or --load, not both")
     return args
@@ -127,7 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     except SetupError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    app.run()
+    try:
+        app.run()
+    except SetupError as error:  # the screenshot could not be saved
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 

@@ -59,7 +59,8 @@ def test_bad_spec_exits_2_with_the_valid_forms():
     assert "valid forms" in done.stderr and "az:CHECKPOINT:PLAYOUTS" in done.stderr
 
 
-@pytest.mark.skipif((REPO_ROOT / "models" / "9x9.pt").exists(), reason="a shipped model exists")
+@pytest.mark.skipif((REPO_ROOT / "models" / "9x9.pt").exists(),
+                    reason="checks the message for a checkout without models/9x9.pt, and this one has it")
 def test_no_arguments_without_a_shipped_model_exits_2():
     done = run()
     assert done.returncode == 2
@@ -67,7 +68,7 @@ def test_no_arguments_without_a_shipped_model_exits_2():
     assert done.stdout == ""
 
 
-@pytest.mark.skipif(not (REPO_ROOT / "models" / "9x9.pt").exists(), reason="no shipped model")
+@pytest.mark.skipif(not (REPO_ROOT / "models" / "9x9.pt").exists(), reason="no shipped model at models/9x9.pt")
 def test_no_arguments_play_the_shipped_model_against_the_pure_mcts_ladder(monkeypatch, capsys):
     spec = importlib.util.spec_from_file_location("evaluate_script", SCRIPT)
     script = importlib.util.module_from_spec(spec)
@@ -151,3 +152,99 @@ def test_ctrl_c_with_workers_stops_at_once_with_the_finished_games(tmp_path):
     payload = json.loads(out.read_text())
     assert payload["interrupted"] is True and payload["games_played"] == played
     assert payload["games_planned"] == 5000 and payload["results"][0]["games"] == played
+
+
+class Running:
+    """evaluate.py in the background, its stderr read as it comes (the progress bar)."""
+
+    def __init__(self, *args, ignore_sigint=False):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # A shell starts a background job with SIGINT ignored; so does this, when asked.
+        setup = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+        self.process = subprocess.Popen([sys.executable, str(SCRIPT), *args], cwd=REPO_ROOT, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=setup)
+        self.stderr = bytearray()
+        self.reader = threading.Thread(target=self._pump, daemon=True)
+        self.reader.start()
+
+    def _pump(self):
+        while chunk := self.process.stderr.read1(4096):
+            self.stderr.extend(chunk)
+
+    def wait_for(self, pattern: bytes, timeout=90):
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, bytes(self.stderr)):
+            assert self.process.poll() is None and time.monotonic() < deadline, self.text()[-2000:]
+            time.sleep(0.05)
+
+    def stop(self, signum):
+        """Send ``signum``; (exit status, stdout, stderr without the progress bars)."""
+        try:
+            self.process.send_signal(signum)
+            self.process.wait(timeout=60)
+            stdout = self.process.stdout.read().decode()
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        self.reader.join(timeout=5)
+        return self.process.returncode, stdout, self.text()
+
+    def text(self):
+        text = bytes(self.stderr).decode(errors="replace")
+        return "\n".join(line for line in text.replace("\r", "\n").splitlines() if "game/s" not in line
+                         and "s/game" not in line and "it/s" not in line)
+
+
+@pytest.mark.parametrize("signum, ignore_sigint, status, said", [
+    (signal.SIGTERM, False, 143, "stopped by SIGTERM"),
+    (signal.SIGINT, True, 130, "interrupted")])
+def test_sigterm_and_sigint_to_a_background_job_keep_the_finished_games(tmp_path, signum, ignore_sigint, status,
+                                                                        said):
+    """Issue 28: only a foreground Ctrl-C kept the finished games; SIGTERM lost them and SIGINT to
+    a background job (started with SIGINT ignored) did nothing."""
+    out = tmp_path / "partial.json"
+    running = Running("--player", "minimax:1", "--opponent", "random", "--games", "5000", "--json", str(out),
+                      ignore_sigint=ignore_sigint)
+    running.wait_for(rb"\| *[1-9]\d*/5000")  # the progress bar: games finished
+    returncode, stdout, stderr = running.stop(signum)
+    assert returncode == status and "Traceback" not in stderr, stderr[-3000:]
+    played = int(re.search(rf"{said} after (\d+) of 5000 games", stdout.splitlines()[0]).group(1))
+    assert f"{said} after {played} of 5000 games: the results of the finished games follow" in stderr
+    row = stdout.splitlines()[3].split()
+    assert row[0] == "random" and sum(int(n[1:]) for n in row[1:4]) == played > 0
+    payload = json.loads(out.read_text())
+    assert payload["interrupted"] is True and payload["games_played"] == played == payload["results"][0]["games"]
+
+
+def test_an_interrupt_before_any_game_finished_says_so_and_writes_nothing(tmp_path):
+    """Issue 28: it wrote "score 0.000" for an opponent no game was played against."""
+    out = tmp_path / "none.json"
+    running = Running("--player", "pure:20000", "--opponent", "pure:20000", "--games", "2", "--json", str(out))
+    running.wait_for(rb"0/2")  # the progress bar: the first game is on
+    returncode, stdout, stderr = running.stop(signal.SIGTERM)
+    assert returncode == 143 and stdout == "" and not out.exists()
+    assert stderr.strip().endswith("stopped by SIGTERM before any game finished: no results"), stderr
+    done = subprocess.run([sys.executable, str(SCRIPT), "--player", "human", "--opponent", "random", "--games", "2",
+                           "--no-progress"], cwd=REPO_ROOT, input="E5\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and "Traceback" not in done.stderr  # the person's input ended: no traceback
+    assert done.stderr == "stopped (the input of human ended) before any game finished: no results\n"
+
+
+def test_partial_results_name_opponents_without_games():
+    from gomoku.game.arena import format_table
+
+    empty = MatchResult("minimax:1", "pure:1000")
+    assert empty.format_row().split()[-4:] == ["-", "no", "games", "played"] and "0.000" not in format_table([empty])
+    assert empty.to_dict()["score"] is None and empty.to_dict()["ci95"] is None
+
+
+def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
+    for seconds in ("0", "nan", "-2", "inf"):
+        done = run("--player", "minimax:1", "--opponent", "random", "--seconds", seconds)
+        assert done.returncode == 2 and "--seconds must be a positive number of seconds" in done.stderr
+    text = " ".join(run("--help").stdout.split())
+    for default in ("default: az:models/9x9.pt:400", "default: pure:1000 pure:3000 pure:5000 pure:10000",
+                    "alternating (default: 20)", "choices (default: 0)", "height (default: 9)",
+                    "to win (default: 5)"):
+        assert default in text, default

@@ -267,6 +267,11 @@ def test_a_model_for_another_board_size_is_rejected(tmp_path, capsys):
     assert "7x7 board, not 9x9" in capsys.readouterr().err
     assert play.main(["--opponent", "minimax:zero"]) == 2
     assert "valid forms" in capsys.readouterr().err
+    nets = pytest.importorskip("nets")
+    four = tmp_path / "four.pt"
+    nets.save_model(four, nets.build_net(nets.NetConfig()), n_in_row=4)
+    with pytest.raises(SetupError, match="trained for 4 in a row, not 5"):  # issue 28: at its first move only
+        PlayApp(model=four)
 
 
 def test_an_ai_that_fails_does_not_take_the_window_down(make_app):

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from gomoku.game.board import Board
+from gomoku.players import classical
+from gomoku.players.classical import MAX_MINIMAX_DEPTH, InputEnded
 from gomoku.players import (PLAYER_SPECS_HELP, HeuristicPlayer, HumanPlayer, MinimaxPlayer, RandomPlayer,
                             format_point, make_player, parse_point)
 
@@ -122,9 +124,57 @@ def test_minimax_plays_the_centre_on_an_empty_board():
 
 
 def test_minimax_rejects_bad_depths():
-    for depth in [0, -1, 1.5, True]:
+    for depth in [0, -1, 1.5, True, MAX_MINIMAX_DEPTH + 1]:
         with pytest.raises(ValueError):
             MinimaxPlayer(depth)
+    with pytest.raises(ValueError, match=f"minimax depth must be an integer from 1 to {MAX_MINIMAX_DEPTH}, got 50"):
+        make_player("minimax:50")  # it searched for ever (issue 28)
+    for seconds in [0, -1, float("nan"), float("inf")]:
+        with pytest.raises(ValueError, match="seconds"):
+            MinimaxPlayer(2, seconds=seconds)
+
+
+class TickingClock:
+    """time.perf_counter for the minimax module: every reading is ``step`` seconds after the last."""
+
+    def __init__(self, step):
+        self.now, self.step, self.readings = 0.0, step, 0
+
+    def __call__(self):
+        self.now += self.step
+        self.readings += 1
+        return self.now
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_minimax_with_a_time_limit_plays_the_deepest_search_that_ended(monkeypatch, seed):
+    """Issue 28: minimax:50 ignored --seconds. With a limit it deepens ply by ply and plays the
+    choice of the deepest search that ended in time, the move of a player without a limit at that
+    depth; a clock that runs out at once still leaves the one-ply choice."""
+    board = random_midgame(seed, 8)
+    depths = []
+    for step, seconds in ((1.0, 1e-6), (1e-3, 0.03), (1e-9, 1e9)):
+        clock = TickingClock(step)
+        monkeypatch.setattr(classical.time, "perf_counter", clock)
+        player = MinimaxPlayer(MAX_MINIMAX_DEPTH if step > 1e-9 else 3, seconds=seconds)
+        move = player.get_action(board)
+        monkeypatch.undo()
+        assert 1 <= player.last_depth <= player.depth and clock.readings > 0
+        assert move == MinimaxPlayer(player.last_depth).get_action(board), (step, player.last_depth)
+        depths.append(player.last_depth)
+    assert depths[0] == 1 and depths[1] < MAX_MINIMAX_DEPTH and depths[2] == 3  # the last: all the time it needs
+    assert make_player("minimax:3", seconds=2.0).seconds == 2.0  # --seconds reaches it
+
+
+def test_human_player_at_the_end_of_the_input_stops_the_game():
+    """Issue 28: an end of input (Ctrl-D, a closed pipe) gave an EOFError traceback."""
+    def closed(prompt):
+        raise EOFError
+
+    output = []
+    with pytest.raises(InputEnded, match="the input of human ended") as info:
+        HumanPlayer(input_fn=closed, output_fn=output.append).get_action(Board())
+    assert isinstance(info.value, KeyboardInterrupt) and output[-1] == ""
 
 
 def test_seeded_players_repeat():

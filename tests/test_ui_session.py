@@ -1,5 +1,6 @@
 """The play window's game and its commands (gomoku/ui/session.py) and the saved-game text: no pygame."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -8,8 +9,8 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import parse_point
-from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, SearchState, Strength, spec_strength,
-                          strength_ladder, with_strength)
+from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, MoveStats, SearchState, Strength,
+                          spec_strength, strength_ladder, with_strength)
 from gomoku.ui.session import (BLACK, WHITE, Author, Played, Session, SetupError, describe_undo, format_game,
                                initial_game, parse_game)
 
@@ -113,6 +114,13 @@ def test_win_estimates_are_per_colour():
     from gomoku.ui.panel import win_labels
     assert win_labels(analysis, human=WHITE) == ("Black (AI) 25%", "75% White (you)")
     assert win_labels(analysis, human=BLACK) == ("Black (you) 25%", "75% White (AI)")
+    # With the search's top moves: the best move's win rate, the figure of the top-moves table.
+    best = MoveStats(p("D4"), 6, 0.6, 0.365, 0.2, (p("D4"),))
+    other = MoveStats(p("F6"), 4, 0.4, 0.9, 0.2, (p("F6"),))
+    ranked = dataclasses.replace(analysis, top=(best, other))
+    assert ranked.win_for(WHITE) == 0.365 and ranked.win_for(BLACK) == pytest.approx(0.635)
+    assert win_labels(ranked, human=BLACK) == ("Black (you) 64%", "36% White (AI)")
+    assert ranked.reused == 81 - 10  # 81 visits at the root, 10 of them this search's playouts
 
 
 def test_strength_presets():
@@ -122,3 +130,37 @@ def test_strength_presets():
     ladder = strength_ladder(Strength(50))
     assert ladder[0] == Strength(50) and ladder[1:] == list(STRENGTH_PRESETS)
     assert Strength(SECONDS_PLAYOUT_CAP, 3.0).label == "3 s a move" and Strength(400).label == "400 playouts"
+
+
+def test_saved_games_with_a_bom_other_bytes_or_size_zero(tmp_path):
+    """Issue 28: a BOM or non-UTF-8 file gave a traceback, '# size: 0' was read as 9."""
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbf# size: 9x9\nE5\nD4\n")
+    assert initial_game(None, bom, None).moves == (p("E5"), p("D4"))
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"# black: Jos\xe9\nE5\n")
+    with pytest.raises(SetupError, match=r"cannot read .*latin.txt: not UTF-8 text \(byte 12\)"):
+        initial_game(None, latin, None)
+    with pytest.raises(SetupError, match="cannot read"):
+        initial_game(str(latin), None, None)  # --moves naming a file reads it the same way
+    for size in ("0", "0x0"):
+        with pytest.raises(SetupError, match="board size must be 5 to 26 .* got 0"):
+            parse_game(f"# size: {size}\nE5")
+    with pytest.raises(SetupError, match="got 0"):
+        initial_game(None, None, 0)
+
+
+def test_a_saved_game_names_the_setting_each_ai_move_was_played_at():
+    """Issue 28: the header named 400 playouts when a move was played at 1600."""
+    game = Session(9, BLACK)
+    game.play(p("E5"), Author.YOU)
+    game.play(p("D4"), Author.AI, "az:m.pt:400")
+    game.play(p("F4"), Author.YOU)
+    assert game.to_text("az:m.pt:1600").splitlines()[3:] == ["# white: az:m.pt:400", "E5", "D4", "F4"]
+    game.play(p("C3"), Author.AI, "az:m.pt:1600, at most 3 s a move")
+    lines = game.to_text("az:m.pt:1600, at most 3 s a move").splitlines()
+    assert lines[3] == "# white: az:m.pt:400, az:m.pt:1600, at most 3 s a move"
+    assert lines[4:] == ["E5", "D4  # az:m.pt:400", "F4", "C3  # az:m.pt:1600, at most 3 s a move"]
+    saved = parse_game("\n".join(lines))
+    assert saved.moves == game.position() and saved.human_colour() == BLACK
+    assert Session(9, BLACK).to_text("minimax:2").splitlines()[3] == "# white: minimax:2"  # no AI move yet

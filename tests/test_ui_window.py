@@ -42,7 +42,7 @@ def test_swap_during_a_search_shows_it_stopped_and_credits_the_right_side(make_a
     assert f"stopped at {analysis.playouts} playouts" in shown and not any("live" in t for t in shown)
     black, white = win_labels(analysis, app.human)
     assert black in shown and white in shown and "(you)" in white and "(AI)" in black
-    assert white.startswith(f"{100 - round(100 * (1 - (analysis.value + 1) / 2))}%")  # White was to move
+    assert white.startswith(f"{round(100 * analysis.top[0].win)}%")  # White was to move: its best move's win rate
     assert app.run_until_idle(5) and app.board.moves == [E5]  # your move now: the AI waits
 
 
@@ -285,3 +285,114 @@ def test_rows_are_numbered_from_the_bottom(make_app):
     assert [t.text for t in sorted(left_labels, key=lambda t: t.rect.y)] == [str(n) for n in range(9, 0, -1)]
     assert abs(next(t for t in left_labels if t.text == "1").rect.centery - y) <= 1
     assert np.isclose(app.layout.heat_centre(a1)[1], max(app.layout.heat_centre(m)[1] for m in range(81)))
+
+
+def test_command_line_mistakes_are_one_line_errors(monkeypatch, capsys, tmp_path):
+    """Issue 28: window sizes out of range, an unwritable screenshot, a missing model without a
+    display (it named the display), an unknown opponent (the list offered 'human')."""
+    play = _load_script()
+    for size in ("10x10", "30000x30000", "640x480", "923x700", "5121x900"):
+        with pytest.raises(SystemExit):
+            play.parse_args(["--window", size])
+        err = capsys.readouterr().err
+        assert f"the window must be 924x610 to 5120x2880 pixels, got {size}" in err and "Traceback" not in err
+    assert play.parse_args(["--window", "924x610"]).window == MIN_WINDOW
+    with pytest.raises(SetupError, match="got 10x10"):
+        PlayApp("minimax:1", window_size=(10, 10))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for shot, reason in ((tmp_path, "is a folder"), (blocker / "shot.png", "is not a folder")):
+        with pytest.raises(SystemExit):
+            play.parse_args(["--screenshot", str(shot)])
+        assert reason in capsys.readouterr().err
+    for seconds in ("0", "nan", "inf", "-1"):
+        with pytest.raises(SystemExit):
+            play.parse_args(["--seconds", seconds])
+        assert "--seconds must be a positive number of seconds" in capsys.readouterr().err
+    for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert play.main(["--model", "nope.pt"]) == 2
+    assert capsys.readouterr().err == "error: no model file at nope.pt\n"
+    assert play.main(["--opponent", "foo"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: bad AI spec 'foo'; valid forms:\n") and "human" not in err
+    assert "minimax:DEPTH" in err and "Traceback" not in err
+    assert play.main(["--opponent", "pure:x"]) == 2
+    err = capsys.readouterr().err
+    assert "PLAYOUTS must be a positive integer" in err and "human" not in err
+
+
+def test_a_screenshot_that_cannot_be_saved_is_a_one_line_error(monkeypatch, capsys, tmp_path):
+    """Issue 28: a failing save (a full disk, a folder made read-only meanwhile) gave a traceback."""
+    def fail(surface, name):
+        raise pygame.error(f"Couldn't open {name}")
+
+    monkeypatch.setattr(pygame.image, "save", fail)
+    out = tmp_path / "shot.png"
+    assert _load_script().main(["--opponent", "minimax:1", "--screenshot", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: cannot save the screenshot {out}: Couldn't open {out}\n"
+
+
+def test_thinking_shows_through_a_short_message(make_app):
+    """Issue 28: while the AI thought, the status line kept the last short message."""
+    app = make_app(SLOW_AI, seed=0, human_first=False)
+    wait_thinking(app)
+    app.flash("Saved game.txt")
+    status = app.status_text()
+    assert status.startswith("AI thinking... ") and status.endswith("|  Saved game.txt")
+    press(app, pygame.K_n)  # a new game: the AI moves first again, and the message says so
+    wait_thinking(app)
+    status = app.status_text()
+    assert status.startswith("AI thinking... ") and "New game: you play White." in status
+    assert any(t.startswith("AI thinking") for t in texts(app))
+
+
+class SharpEvaluator:
+    """Priors of 0.9 on the lowest legal point (the rest shared), value 0: a narrow, deep tree."""
+
+    def evaluate_batch(self, planes, legal):
+        priors = legal / legal.sum(axis=1, keepdims=True) * 0.1
+        priors[np.arange(len(legal)), legal.argmax(axis=1)] += 0.9
+        return priors, np.zeros(len(legal))
+
+
+def test_one_win_figure_and_visits_that_add_up(make_app):
+    """Issue 28: 30% in the bar and 36% in the top-moves row for one move; "402 visits" under 400
+    playouts (the tree kept from the last move), with nothing saying so."""
+    from gomoku.players.search import AlphaZeroPlayer
+
+    app = make_app(AlphaZeroPlayer(SharpEvaluator(), n_playout=200, seed=0, name="az:sharp:200"))
+    click(app, E5)
+    assert app.run_until_idle(30)
+    first = app.analyses[(E5,)]
+    assert first.playouts == 200 and first.reused == 0 and any(t.startswith("200 playouts, ") for t in texts(app))
+    expected = first.top[0].line[1]  # the AI's own guess of our reply: its subtree has visits
+    click(app, expected)
+    assert app.run_until_idle(30)
+    analysis = app.analyses[tuple(app.board.moves[:3])]
+    assert analysis.playouts == 200 and analysis.reused == analysis.visits.sum() - 200 > 0
+    shown = texts(app)
+    assert any(t.startswith(f"200 playouts + {analysis.reused} reused, ") for t in shown)
+    best = round(100 * analysis.top[0].win)
+    black, white = win_labels(analysis, app.human)
+    assert white.startswith(f"{best}% White (AI)") and black.endswith(f" {100 - best}%")
+    assert black in shown and white in shown and f"{best}%" in shown  # the table's row says the same
+    [row] = [r for r in app.frame().moves if r.ply == 4]
+    assert row.note == f"{best}%"  # and the move list
+
+
+@pytest.mark.parametrize("size, moves", [(9, "E5,D4,E4"), (19, "K10,J9,K9")])
+def test_the_smallest_window_has_readable_text_that_fits(make_app, size, moves):
+    """Issue 28: the side panel's text was about 8 pixels high in a 640x480 window."""
+    app = make_app("pure:300", seed=0, size=size, moves=moves, window_size=MIN_WINDOW)
+    assert app.run_until_idle(20) and len(app.board.moves) == 4
+    app.draw()
+    drawn = app.renderer.drawn
+    assert {"visits", "win", "prior", "Moves", "Analysis"} <= {t.text for t in drawn}
+    window = pygame.Rect((0, 0), MIN_WINDOW)
+    for text in drawn:
+        assert text.pixels >= 12 and window.contains(text.rect), text
+    for index, text in enumerate(drawn):
+        for later in drawn[index + 1:]:
+            assert not text.rect.colliderect(later.rect), (text, later)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gomoku import Board
-from gomoku.players import HeuristicPlayer, MinimaxPlayer
+from gomoku.players import HeuristicPlayer, MinimaxPlayer, format_point
 from gomoku.web import ExportError, export_site
 from gomoku.web.export import STATIC_FILES
 from mcts import BatchedMCTS, SearchConfig
@@ -318,11 +318,20 @@ def test_page_plays_a_whole_game_by_clicks(site):
         lines = browser.evaluate("document.querySelectorAll('#board .win-line').length")
         assert lines == (0 if winner == -1 else 1)
         assert browser.evaluate("document.querySelectorAll('#board .last-dot').length") == 1
+        timing = "document.getElementById('timing').textContent"
+        last_ai = max(n for n in range(1, len(moves), 2))
+        assert f"played {format_point(board, moves[last_ai])} in " in browser.evaluate(timing)
         # Undo takes back the person's last move (and the AI's reply after it): their move again.
         last_own = max(n for n in range(0, len(moves), 2))
         page.click_button("undo")
         page.wait_state("human")
         assert page.moves() == moves[:last_own]
+        if last_ai < last_own:  # the AI's last move is still there, and so is its line; one more undo
+            assert f"played {format_point(board, moves[last_ai])} in " in browser.evaluate(timing)
+            page.click_button("undo")
+            page.wait_state("human")
+            assert page.moves() == moves[:last_own - 2]
+        assert browser.evaluate(timing) == ""  # it named a move taken back (issue 28)
 
 
 @needs_chromium

@@ -133,15 +133,19 @@ class MatchResult:
         return wilson_interval(self.score, self.games)
 
     def format_row(self) -> str:
+        counts = f"{self.opponent:<{NAME_WIDTH}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
+        if not self.games:  # an interrupted evaluation that never reached this opponent
+            return counts + f"{'-':>6}   no games played"
         low, high = self.ci95
-        return (f"{self.opponent:<{NAME_WIDTH}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
-                f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]")
+        return counts + f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]"
 
     def to_dict(self) -> dict:
+        """The match as JSON data; no score and no interval (None) before any game."""
         low, high = self.ci95
+        played = self.games > 0
         return {"player": self.player, "opponent": self.opponent, "games": self.games,
                 "wins": self.wins, "draws": self.draws, "losses": self.losses,
-                "score": self.score, "ci95": [low, high]}
+                "score": self.score if played else None, "ci95": [low, high] if played else None}
 
 
 TABLE_HEADER = f"{'opponent':<{NAME_WIDTH}} {'+W =D -L':>14} {'score':>6}   95% CI"
@@ -192,12 +196,13 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
 
 
 class EvaluationInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``evaluate``: ``results`` are the matches over the games finished by then
-    (``played`` of ``planned``)."""
+    """Ctrl-C (any KeyboardInterrupt: ``cause``) during ``evaluate``: ``results`` are the matches
+    over the games finished by then (``played`` of ``planned``)."""
 
-    def __init__(self, results: list[MatchResult], played: int, planned: int):
+    def __init__(self, results: list[MatchResult], played: int, planned: int,
+                 cause: KeyboardInterrupt | None = None):
         super().__init__(f"interrupted after {played} of {planned} games")
-        self.results, self.played, self.planned = results, played, planned
+        self.results, self.played, self.planned, self.cause = results, played, planned, cause
 
 
 WORKER_POLL = 0.5  # seconds between checks that the worker processes are still alive
@@ -333,11 +338,11 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
             records[match, index] = record
             if bar is not None:
                 bar.update(1)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or what the caller turned into one (SIGTERM, end of input)
         if hasattr(outcomes, "close"):
             outcomes.close()  # stops the workers now, not when the generator is collected
         raise EvaluationInterrupted(_match_results(player_spec, opponent_specs, records), len(records),
-                                    len(jobs)) from None
+                                    len(jobs), stop) from None
     finally:
         if hasattr(outcomes, "close"):
             outcomes.close()

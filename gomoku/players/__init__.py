@@ -27,7 +27,7 @@ WINDOW_THREADS = min(2, os.cpu_count() or 1)
 PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
   heuristic                one-ply window heuristic (takes wins, blocks fours)
-  minimax:DEPTH            alpha-beta search, DEPTH >= 1 plies (2 and 3: milliseconds a move)
+  minimax:DEPTH            alpha-beta search, DEPTH 1 to 8 plies (3: milliseconds a move, 6: about a second)
   pure:PLAYOUTS            pure MCTS with random rollouts
   az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
   human                    you, at the terminal"""
@@ -49,8 +49,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
                 leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
-    ``seconds`` caps the thinking time per move of the search players (pure, az); the others
-    ignore it. ``leaves_per_step`` > 1 lets the az player evaluate that many leaves per network
+    ``seconds`` caps the thinking time per move of the search players (pure, az) and minimax;
+    the others ignore it. ``leaves_per_step`` > 1 lets the az player evaluate that many leaves per network
     call (virtual loss): faster, and a slightly different search. ``forced_moves=False`` turns off
     the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``), and
     with them its VCF rules; ``vcf=False`` turns off only those (play and stop wins by continuous
@@ -63,7 +63,7 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         return HeuristicPlayer(None if seed is None else np.random.default_rng(seed))
     if kind == "minimax":
         depth = _positive_int(rest, spec, "DEPTH")
-        return MinimaxPlayer(depth, None if seed is None else np.random.default_rng(seed))
+        return MinimaxPlayer(depth, None if seed is None else np.random.default_rng(seed), seconds=seconds)
     if kind == "human" and not rest:
         return HumanPlayer()
     if kind == "pure":

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -40,6 +42,11 @@ ATTACK_FACTOR = 2
 # Static evaluation of the search: each window with k >= 1 stones of one colour only is worth
 # EVAL_BASE**k to that colour.
 EVAL_BASE = 10
+# The deepest minimax search: each ply costs about 5x the one before (depth 6 takes about a second
+# a move, depth 8 ten seconds and more), so deeper ones would not answer in any useful time.
+MAX_MINIMAX_DEPTH = 8
+# With a time limit, the clock is read every this many nodes.
+CLOCK_NODES = 64
 
 COLUMN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -192,10 +199,17 @@ class HeuristicPlayer(Player):
 
 
 # ---------------------------------------------------------------------------- minimax
+class _OutOfTime(Exception):
+    """The search's deadline passed (the board copy is left mid-search)."""
+
+
 class _Search:
-    """A board copy with window counts kept up to date move by move, for alpha-beta search."""
+    """A board copy with window counts kept up to date move by move, for alpha-beta search.
+    ``deadline`` (a ``time.perf_counter()`` value, or None) stops ``negamax`` with _OutOfTime."""
 
     def __init__(self, board: Board):
+        self.deadline: float | None = None
+        self.nodes = 0
         self.board = board.copy()
         self.lines = _lines_of(board)
         self.need = board.n_in_row - 1
@@ -287,6 +301,9 @@ class _Search:
 
     def negamax(self, depth: int, alpha: int, beta: int, ply: int) -> int:
         """Fail-soft alpha-beta value of the position for the side to move."""
+        self.nodes += 1
+        if self.deadline is not None and self.nodes % CLOCK_NODES == 0 and time.perf_counter() > self.deadline:
+            raise _OutOfTime
         board = self.board
         if board.winner != DRAW:
             return -(self.win - ply)  # the previous move made a line
@@ -322,14 +339,22 @@ class MinimaxPlayer(Player):
     Depth 1 looks at its own move only. Wins in one are taken and an opponent's four is blocked
     before any search. Moves of equal value go to a random one when ``rng`` is given, else to the
     one the heuristic orders first.
+
+    ``seconds`` (optional) caps the thinking time per move: the search then deepens one ply at a
+    time (1, 2, ... ``depth``) and plays the choice of the deepest search that ended in time
+    (depth 1 always ends). A search that ends in time chooses as the one of a player without a cap.
     """
 
-    def __init__(self, depth: int, rng: np.random.Generator | None = None):
-        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-            raise ValueError(f"minimax depth must be an integer >= 1, got {depth!r}")
+    def __init__(self, depth: int, rng: np.random.Generator | None = None, seconds: float | None = None):
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_MINIMAX_DEPTH:
+            raise ValueError(f"minimax depth must be an integer from 1 to {MAX_MINIMAX_DEPTH}, got {depth!r}")
+        if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"minimax seconds must be a positive number, got {seconds!r}")
         self.depth = int(depth)
         self.rng = rng
+        self.seconds = seconds
         self.name = f"minimax:{self.depth}"
+        self.last_depth = 0  # the depth of the search that chose the last move
 
     def get_action(self, board: Board) -> int:
         _require_moves(board)
@@ -341,18 +366,35 @@ class MinimaxPlayer(Player):
         moves = search.ordered_moves(me)
         if len(moves) == 1:
             return moves[0]
+        if self.seconds is None:
+            self.last_depth = self.depth
+            return self._pick(self._best_moves(search, moves, self.depth))
+        deadline = time.perf_counter() + self.seconds
+        for depth in range(1, self.depth + 1):
+            search.deadline = deadline if depth > 1 else None
+            try:
+                best_moves = self._best_moves(search, moves, depth)
+            except _OutOfTime:  # the board copy is mid-search now: not used again
+                break
+            self.last_depth = depth
+            if time.perf_counter() >= deadline:
+                break
+        return self._pick(best_moves)
+
+    def _best_moves(self, search: _Search, moves: list[int], depth: int) -> list[int]:
+        """The moves of the best value, searched ``depth`` plies deep, in the order of ``moves``."""
         best_score, best_moves = -search.infinity, []
         for move in moves:
             search.play(move)
             # A window just below the best so far, so that equal moves get exact scores too.
-            score = -search.negamax(self.depth - 1, -search.infinity, -(best_score - 1), 1)
+            score = -search.negamax(depth - 1, -search.infinity, -(best_score - 1), 1)
             search.undo()
             if score > best_score:
                 best_score, best_moves = score, [move]
             elif score == best_score:
                 best_moves.append(move)
-        log.debug("%s: best %s at %s", self.name, best_score, best_moves)
-        return self._pick(best_moves)
+        log.debug("%s at depth %d: best %s at %s", self.name, depth, best_score, best_moves)
+        return best_moves
 
     def _pick(self, moves: list[int]) -> int:
         if self.rng is not None and len(moves) > 1:
@@ -385,8 +427,13 @@ def parse_point(board: Board, text: str) -> int:
     return board.location_to_move((row, col))
 
 
+class InputEnded(KeyboardInterrupt):
+    """The person's input ended (end of file) before they gave a move: the game stops as on Ctrl-C."""
+
+
 class HumanPlayer(Player):
-    """Asks at the terminal for a point like E5 (column letter, row number as printed)."""
+    """Asks at the terminal for a point like E5 (column letter, row number as printed); raises
+    InputEnded (a KeyboardInterrupt) when the input ends."""
 
     def __init__(self, input_fn: Callable[[str], str] = input, output_fn: Callable[[str], None] = print,
                  name: str = "human"):
@@ -401,7 +448,11 @@ class HumanPlayer(Player):
         if board.moves:
             self.output_fn(f"last move: {format_point(board, board.last_move)}")
         while True:
-            text = self.input_fn(f"{self.name} ({mark}), your move (e.g. E5): ")
+            try:
+                text = self.input_fn(f"{self.name} ({mark}), your move (e.g. E5): ")
+            except EOFError:
+                self.output_fn("")  # end the prompt's line
+                raise InputEnded(f"the input of {self.name} ended") from None
             try:
                 move = parse_point(board, text)
             except ValueError as error:

@@ -9,9 +9,11 @@ left to finish its ``get_action`` in the background (its answer is thrown away).
 a new search only once the previous worker has ended: a player's search tree is not shared
 between threads.
 
-An ``Analysis`` is what the window shows of a search: per move the visits, the win rate
-``(Q + 1) / 2`` and the prior, for the top moves the line the search expects (the most visited
-replies), and the root value, always for the side to move in the searched position (``to_move``).
+An ``Analysis`` is what the window shows of a search: per move the visits (this search's playouts
+and those kept from an earlier move's tree), the win rate ``(Q + 1) / 2`` and the prior, for the top
+moves the line the search expects (the most visited replies), and the root value, always for the
+side to move in the searched position (``to_move``). The one win estimate of a position is the win
+rate of the search's best move (``Analysis.win_for``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
-from gomoku.ui.session import SetupError
+from gomoku.ui.session import SetupError, new_board
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +44,19 @@ TOP_MOVES = 5
 LINE_PLIES = 8  # plies of the expected line kept per top move
 NO_MOVE = -1
 NO_CHILD = -1  # mcts.search's marker of an edge without a child node
+VALID_FORMS = "; valid forms:"  # how make_player's errors for a bad spec go on
 
 AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
   pure:PLAYOUTS            pure MCTS with random rollouts (pure:3000)
-  minimax:DEPTH            alpha-beta to DEPTH plies (minimax:2, minimax:3: milliseconds a move)
+  minimax:DEPTH            alpha-beta to DEPTH plies, 1 to 8 (minimax:3: milliseconds a move)
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves"""
+
+
+def percent(fraction: float) -> int:
+    """A chance as whole per cent, the same rounding everywhere the window shows one."""
+    return round(100 * fraction)
 
 
 # ------------------------------------------------------------------------------ strength
@@ -120,13 +128,28 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
     try:
         player = make_player(spec, seed, seconds=seconds, leaves_per_step=WINDOW_LEAVES, threads=WINDOW_THREADS)
     except (ValueError, OSError) as error:  # bad spec, unreadable or foreign checkpoint
-        raise SetupError(str(error)) from error
+        message, forms, _ = str(error).partition(VALID_FORMS)
+        if forms:  # a spec error: list the forms the window takes ("human" is not one)
+            message = f"{message.replace('player spec', 'AI spec')}{VALID_FORMS}\n{AI_SPECS_HELP}"
+        raise SetupError(message) from error
     config = getattr(player, "net_config", None)
     if config is not None and (config.width, config.height) != (size, size):
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
+    check_board = getattr(player, "check_board", None)
+    if check_board is not None:  # a net trained for another rule: now, not at the AI's first move
+        try:
+            check_board(new_board(size))
+        except ValueError as error:
+            raise SetupError(str(error)) from error
     return player
+
+
+def player_setting(player: Player) -> str:
+    """The player and its strength as a spec, with its time cap: "az:models/9x9.pt:1600, at most 3 s a move"."""
+    seconds = getattr(player, "seconds", None)
+    return player.name + (f", at most {seconds:g} s a move" if seconds is not None else "")
 
 
 def short_spec(spec: str) -> str:
@@ -210,9 +233,18 @@ class Analysis:
     chosen: int = NO_MOVE
 
     def win_for(self, colour: int) -> float:
-        """The estimated chance that ``colour`` wins (draws count half), from the root value."""
-        mover = (self.value + 1.0) / 2.0
+        """The estimated chance that ``colour`` wins (draws count half): the win rate of the
+        search's best move (``top[0]``, the one it plays), the figure of the top-moves table; the
+        root value when the tree gave no win rate."""
+        best = self.top[0].win if self.top else math.nan
+        mover = (self.value + 1.0) / 2.0 if math.isnan(best) else best
         return mover if colour == self.to_move else 1.0 - mover
+
+    @property
+    def reused(self) -> int:
+        """Visits at the root kept from the search of an earlier move (the tree is reused), on top
+        of this search's ``playouts``."""
+        return max(0, int(round(float(self.visits.sum()))) - self.playouts)
 
     def shares(self) -> np.ndarray:
         total = float(self.visits.sum())

@@ -20,12 +20,13 @@ from gomoku.game.board import EMPTY, Board
 from gomoku.players import Player, format_point
 from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, NO_MOVE, Analysis, OneTorchThread,
                           Strength, Thinker, build_opponent, choose_opponent, describe_spec,
-                          short_spec, spec_strength, strength_ladder, with_strength)
+                          player_setting, short_spec, spec_strength, strength_ladder, with_strength)
 from gomoku.ui.draw import Renderer
 from gomoku.ui.frame import GAME_OVER, Frame, build_frame, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
 from gomoku.ui.session import (BLACK, COLOUR_NAMES, WHITE, Author, Session, SetupError, describe_undo,
                                initial_game)
+from gomoku.ui.sizes import window_problem
 
 __all__ = ["FALLBACK_SPEC", "NoDisplayError", "PlayApp", "SetupError"]
 
@@ -55,9 +56,9 @@ class PlayApp:
                  load: str | Path | None = None, show_analysis: bool = True, show_numbers: bool = False,
                  screenshot: str | Path | None = None, window_size: tuple[int, int] | None = None,
                  save_path: str | Path | None = None, title: str = "gomoku-zero"):
-        if screenshot is None and display_missing():
-            raise NoDisplayError("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
-                                 "run it on a desktop, or use --screenshot")
+        # What was asked for is checked first (the game, the size, the AI), then the display.
+        if window_size is not None and (problem := window_problem(window_size)):
+            raise SetupError(problem)
         game = initial_game(moves, load, size)
         file_human = game.human_colour()
         human = (file_human or BLACK) if human_first is None else (BLACK if human_first else WHITE)
@@ -70,6 +71,9 @@ class PlayApp:
         else:
             self.ai_spec, self.note = choose_opponent(opponent, model, playouts, default_model)
             self.ai = build_opponent(self.ai_spec, game.size, seed, seconds)
+        if screenshot is None and display_missing():
+            raise NoDisplayError("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
+                                 "run it on a desktop, or use --screenshot")
         self.strength: Strength | None = None if isinstance(opponent, Player) else spec_strength(self.ai_spec, seconds)
         self.ladder = strength_ladder(self.strength) if self.strength else []  # the presets for +/-
         if self.note:
@@ -146,7 +150,7 @@ class PlayApp:
             self.flash(GAME_OVER)
         elif session.board.current_player != session.human:
             self.flash("Here the AI is to move: Enter lets it play from here." if session.reviewing()
-                       else "Wait: the AI is thinking.")
+                       else "Wait for the AI's move.")
         elif session.board.stone(move) != EMPTY:
             self.flash(f"{format_point(session.board, move)} is taken: pick an empty point.")
         else:
@@ -229,7 +233,7 @@ class PlayApp:
         path = Path(path or self.save_path or SAVE_DIR / time.strftime("game-%Y%m%d-%H%M%S.txt"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(self.session.to_text(self.ai_spec), encoding="utf-8")
+            path.write_text(self.session.to_text(player_setting(self.ai)), encoding="utf-8")
         except OSError as error:
             self.flash(f"Could not save {path}: {error.strerror or error}")
             return None
@@ -327,7 +331,7 @@ class PlayApp:
             return
         if answer.analysis is not None:
             self.analyses[job.moves] = answer.analysis
-        self.session.play(answer.move, Author.AI)
+        self.session.play(answer.move, Author.AI, player_setting(job.player))
         log.info("AI plays %s (%.1f s)", format_point(self.board, answer.move), answer.seconds)
 
     def _maybe_start(self) -> None:
@@ -394,9 +398,14 @@ class PlayApp:
             self.close()
 
     def save_screenshot(self, path: str | Path) -> Path:
+        """Save the window as an image (PNG for a .png path); a SetupError when it cannot be written."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pygame.image.save(self.draw(), str(path))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pygame.image.save(self.draw(), str(path))
+        except (OSError, pygame.error) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            raise SetupError(f"cannot save the screenshot {path}: {reason}") from error
         log.info("saved %s", path)
         return path
 

@@ -21,9 +21,9 @@ from gomoku.ui.layout import Layout
 from gomoku.ui.panel import draw_panel
 
 TEXT_CACHE_LIMIT = 800
-MIN_FONT = 10  # the smallest size a text is shrunk to before it is cut short
+MIN_TEXT_PX = 12  # no text is set smaller than this many pixels (the smallest window gives 13 * 12/13)
 STATUS_FONT = 18
-STATUS_MIN_FONT = 12
+STATUS_MIN_FONT = 13
 
 
 class Painter:
@@ -42,8 +42,12 @@ class Painter:
         self._fonts.clear()
         self._texts.clear()
 
+    def font_pixels(self, size: int) -> int:
+        """The pixel size of the design's font ``size`` at this scale."""
+        return max(MIN_TEXT_PX, round(size * self.layout.scale))
+
     def font(self, size: int, bold: bool = False) -> pygame.font.Font:
-        pixels = max(MIN_FONT // 2, round(size * self.layout.scale))
+        pixels = self.font_pixels(size)
         key = (pixels, bold)
         if key not in self._fonts:
             self._fonts[key] = pygame.font.SysFont(look.FONT_NAMES, pixels, bold=bold)
@@ -73,7 +77,7 @@ class Painter:
         surface = self.render(text, size, colour, bold)
         rect = surface.get_rect(**{anchor: pos})
         self.screen.blit(surface, rect)
-        self.drawn.append(DrawnText(text, rect, size))
+        self.drawn.append(DrawnText(text, rect, size, self.font_pixels(size)))
         return rect
 
     def wrap(self, text: str, size: int, width: int, bold: bool = False) -> list[str]:

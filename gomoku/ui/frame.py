@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pygame
 
 from gomoku.game.board import DRAW, EMPTY, Board
-from gomoku.ui.ai import NO_MOVE, Analysis, SearchState, describe_spec, short_spec
+from gomoku.ui.ai import NO_MOVE, Analysis, SearchState, describe_spec, percent, short_spec
 from gomoku.ui.session import COLOUR_NAMES, Author, Session
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class Frame:
     strength: str = ""  # "" when the AI's strength cannot be changed
     note: str = ""
     analysis: Analysis | None = None
-    analysis_info: str = ""  # "400 playouts, 1.3 s", "live: 650 playouts", "stopped at 2600 playouts"
+    analysis_info: str = ""  # "400 playouts + 152 reused, 1.3 s", "live: 650/1600 playouts", "stopped at 2600 playouts"
     analysis_hint: str = ""  # shown in place of a missing analysis
     marked: int = NO_MOVE  # the move played from the analysed position (ringed on the mini-board)
     moves: tuple[MoveRow, ...] = ()
@@ -71,6 +71,7 @@ class DrawnText:
     text: str
     rect: pygame.Rect
     size: int  # the font size asked for (design pixels)
+    pixels: int  # the font size it was set in (window pixels)
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,14 @@ GAME_OVER = "The game is over: N for a new game, U to undo."
 
 
 def status_text(app: "PlayApp") -> str:
-    """The status line: a short message, the position while stepping back, the game's end, whose move."""
+    """The status line: the AI's search while it runs (then any short message after it), else a
+    short message, the position while stepping back, the game's end, whose move."""
     session, job = app.session, app.thinker.job
+    if job is not None:
+        live, target = job.live(), job.target_playouts()
+        done = f" ({live.playouts}/{target} playouts)" if live is not None and target else ""
+        thinking = f"AI thinking... {job.elapsed():.1f} s{done}"
+        return f"{thinking}  |  {app.flash_text()}" if app.flashing() else thinking
     if app.flashing():
         return app.flash_text()
     if session.reviewing():
@@ -101,10 +108,6 @@ def status_text(app: "PlayApp") -> str:
         return "You win! N: new game" if winner == app.human else "The AI wins. N: new game, U: undo"
     if app.ai_error:
         return f"The AI failed ({app.ai_error}). N: new game"
-    if job is not None:
-        live, target = job.live(), job.target_playouts()
-        done = f"  ({live.playouts}/{target} playouts)" if live is not None and target else ""
-        return f"AI thinking... {job.elapsed():.1f}s{done}"
     if app.thinker.stopping:
         return "Stopping the AI's search..."
     if app.board.current_player == app.human:
@@ -137,11 +140,12 @@ def analysis_info(analysis: Analysis | None, target: int | None = None) -> str:
     """The analysis's search in words: how many playouts, and whether it runs, ended or was stopped."""
     if analysis is None:
         return ""
+    kept = f" + {analysis.reused} reused" if analysis.reused else ""  # visits from an earlier move's tree
     if analysis.state == SearchState.LIVE:
-        return f"live: {analysis.playouts}" + (f"/{target}" if target else "") + " playouts"
+        return f"live: {analysis.playouts}" + (f"/{target}" if target else "") + f" playouts{kept}"
     if analysis.state == SearchState.STOPPED:
-        return f"stopped at {analysis.playouts} playouts"
-    return f"{analysis.playouts} playouts, {analysis.seconds:.1f} s"
+        return f"stopped at {analysis.playouts} playouts{kept}"
+    return f"{analysis.playouts} playouts{kept}, {analysis.seconds:.1f} s"
 
 
 def analysis_hint(app: "PlayApp") -> str:
@@ -156,7 +160,7 @@ def move_rows(session: Session, analyses: dict[tuple[int, ...], Analysis]) -> tu
     for index, played in enumerate(session.history):
         colour = session.to_move_at(index)
         analysis = analyses.get(tuple(before)) if played.by == Author.AI else None
-        note = f"{analysis.win_for(colour):.0%}" if analysis is not None and analysis.chosen == played.move else ""
+        note = f"{percent(analysis.win_for(colour))}%" if analysis is not None and analysis.chosen == played.move else ""
         rows.append(MoveRow(index + 1, played.move, colour, note, index < session.cursor))
         before.append(played.move)
     return tuple(rows)

@@ -16,10 +16,10 @@ import sys
 import pygame
 
 from gomoku.ui.session import SetupError
+from gomoku.ui.sizes import MAX_WINDOW, MIN_WINDOW
 
 HEADLESS_DRIVERS = ("dummy", "offscreen")  # SDL's drivers that show nothing
 BASE_SIZE = (1000, 660)  # the design size of the window (pixels at scale 1)
-MIN_WINDOW = (640, 440)  # smaller windows are enlarged to this
 MARGIN = 16
 WOOD_SIDE = 588  # the wooden board, a square at (MARGIN, MARGIN)
 WOOD_BORDER = 56  # wood between the board's edge and the outer grid lines (the coordinates)
@@ -67,7 +67,9 @@ STRENGTH_BUTTONS = (ButtonSpec("-", "", "weaker"), ButtonSpec("+", "", "stronger
 
 
 def fit_window(size: tuple[int, int]) -> tuple[int, int]:
-    return max(MIN_WINDOW[0], int(size[0])), max(MIN_WINDOW[1], int(size[1]))
+    """A size resized to by hand, kept within MIN_WINDOW and MAX_WINDOW."""
+    return (min(MAX_WINDOW[0], max(MIN_WINDOW[0], int(size[0]))),
+            min(MAX_WINDOW[1], max(MIN_WINDOW[1], int(size[1]))))
 
 
 def window_for_screen(screen: tuple[int, int] | None) -> tuple[int, int]:

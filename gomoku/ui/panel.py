@@ -4,6 +4,7 @@ prior), the move list, and the buttons. Drawn by ``draw.Renderer`` with its pain
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,7 +13,7 @@ import pygame
 from gomoku.game.board import EMPTY
 from gomoku.players import COLUMN_LETTERS, format_point
 from gomoku.ui import look
-from gomoku.ui.ai import Analysis
+from gomoku.ui.ai import Analysis, percent
 from gomoku.ui.frame import Frame, Hit
 from gomoku.ui.session import BLACK, COLOUR_NAMES, WHITE
 
@@ -24,7 +25,7 @@ ANALYSIS_Y = 98
 WIN_Y = 124
 WIN_BAR_Y = 143
 WIN_BAR_HEIGHT = 10
-HEAT_LABEL = 11
+HEAT_LABEL = 13
 SHARE_SHOWN = 0.02  # per cent of the visits are written on mini-board points from this share up
 MOVE_ROW = 18
 TOP_ROW = 18
@@ -33,8 +34,10 @@ BAR_WHITE = (232, 230, 224)
 
 
 def win_labels(analysis: Analysis, human: int) -> tuple[str, str]:
-    """("Black (you) 38%", "62% White (AI)"): each side's chance from the search's root value."""
-    black = round(100 * analysis.win_for(BLACK))
+    """("Black (you) 38%", "62% White (AI)"): each side's chance, the side to move's as in the
+    top-moves table (the win rate of the best move)."""
+    mover = percent(analysis.win_for(analysis.to_move))
+    black = mover if analysis.to_move == BLACK else 100 - mover
 
     def who(colour: int) -> str:
         return "you" if colour == human else "AI"
@@ -131,11 +134,16 @@ def _draw_heat(p: Renderer, frame: Frame) -> None:
             heat.fill((*look.HEAT, round(14 + 216 * strength)), (c * cell + 1, r * cell + 1, cell - 2, cell - 2))
         screen.blit(heat, area)
     half = cell // 2
+    label_height = p.font(HEAT_LABEL).get_linesize()
+    every = math.ceil(label_height / cell)  # on a big board, coordinates on every few lines only
     for i in range(n):
         pygame.draw.line(screen, look.HEAT_GRID, (ox + half, oy + i * cell + half), (ox + (n - 1) * cell + half, oy + i * cell + half))
         pygame.draw.line(screen, look.HEAT_GRID, (ox + i * cell + half, oy + half), (ox + i * cell + half, oy + (n - 1) * cell + half))
-        p.text(COLUMN_LETTERS[i], HEAT_LABEL, look.DIM, (ox + i * cell + half, oy - lay.px(10)), anchor="center")
-        p.text(str(n - i), HEAT_LABEL, look.DIM, (ox - lay.px(12), oy + i * cell + half), anchor="center")
+        if i % every == 0:
+            p.text(COLUMN_LETTERS[i], HEAT_LABEL, look.DIM, (ox + i * cell + half, oy - lay.px(5) - label_height // 2),
+                   anchor="center")
+        if (n - 1 - i) % every == 0:
+            p.text(str(n - i), HEAT_LABEL, look.DIM, (ox - lay.px(12), oy + i * cell + half), anchor="center")
     for move in board.moves:
         stone = p.sprites.small[board.stone(move)]
         screen.blit(stone, stone.get_rect(center=lay.heat_centre(move)))
@@ -143,7 +151,8 @@ def _draw_heat(p: Renderer, frame: Frame) -> None:
         pygame.draw.circle(screen, look.GOLD, lay.heat_centre(frame.marked), lay.small_radius + lay.px(2), lay.px(2))
     if shares is None:
         return
-    for move in np.flatnonzero(shares >= SHARE_SHOWN):
+    fits = p.font(HEAT_LABEL, True).size("88")[0] <= cell  # per cent figures only where they fit a cell
+    for move in np.flatnonzero(shares >= SHARE_SHOWN) if fits else ():
         p.text(f"{shares[move] * 100:.0f}", HEAT_LABEL, (255, 250, 240), lay.heat_centre(int(move)), bold=True,
                anchor="center")
     best = int(np.argmax(shares))
@@ -158,9 +167,9 @@ def _draw_top_moves(p: Renderer, frame: Frame) -> None:
         return
     rect = lay.top_moves
     columns = (rect.x + round(rect.width * 0.56), rect.x + round(rect.width * 0.76), rect.right)
-    p.text(f"{COLOUR_NAMES[analysis.to_move]} to play", 12, look.DIM, (rect.x, rect.y))
+    p.text(f"{COLOUR_NAMES[analysis.to_move]} to play", 13, look.DIM, (rect.x, rect.y))
     for title, column in zip(("visits", "win", "prior"), columns):
-        p.text(title, 12, look.DIM, (column, rect.y), anchor="topright")
+        p.text(title, 13, look.DIM, (column, rect.y), anchor="topright")
     probe = frame.board
     for rank, stats in enumerate(analysis.top):
         y = rect.y + lay.px(16) + rank * lay.px(TOP_ROW)
@@ -172,15 +181,15 @@ def _draw_top_moves(p: Renderer, frame: Frame) -> None:
         colour = look.GOLD if played or (rank == 0 and frame.marked < 0) else look.TEXT
         mark = "  played" if played else ""
         p.text(f"{rank + 1}. {format_point(probe, stats.move)}{mark}", 14, colour, (rect.x, y), bold=rank == 0)
-        win = "-" if np.isnan(stats.win) else f"{stats.win:.0%}"
-        for text, column in zip((str(stats.visits), win, f"{stats.prior:.0%}"), columns):
+        win = "-" if np.isnan(stats.win) else f"{percent(stats.win)}%"
+        for text, column in zip((str(stats.visits), win, f"{percent(stats.prior)}%"), columns):
             p.text(text, 14, look.TEXT, (column, y), anchor="topright")
 
 
 def _draw_move_list(p: Renderer, frame: Frame) -> None:
     lay, rect = p.layout, p.layout.moves
     p.text("Moves", 14, look.TEXT, (rect.x, rect.y), bold=True)
-    p.text("AI win", 11, look.DIM, (rect.right, rect.y + lay.px(3)), anchor="topright")
+    p.text("AI win", 13, look.DIM, (rect.right, rect.y + lay.px(3)), anchor="topright")
     top = rect.y + lay.px(22)
     row_height = lay.px(MOVE_ROW)
     visible = max(1, (rect.bottom - top) // row_height)
@@ -197,13 +206,13 @@ def _draw_move_list(p: Renderer, frame: Frame) -> None:
             pygame.draw.rect(p.screen, look.ROW_ON, line, border_radius=lay.px(4))
         p.hits.append(Hit(line, "ply", row.ply))
         colour = look.TEXT if row.shown else look.FAINT
-        p.text(str(row.ply), 12, look.DIM if row.shown else look.FAINT, (rect.x + lay.px(20), y + lay.px(1)),
+        p.text(str(row.ply), 13, look.DIM if row.shown else look.FAINT, (rect.x + lay.px(20), y + lay.px(1)),
                anchor="topright")
         stone = p.sprites.small[row.colour]
         p.screen.blit(stone, stone.get_rect(center=(rect.x + lay.px(32), y + row_height // 2)))
         p.text(format_point(frame.board, row.move), 13, colour, (rect.x + lay.px(44), y))
         if row.note:
-            p.text(row.note, 12, look.DIM if row.shown else look.FAINT, (rect.right, y + lay.px(1)), anchor="topright")
+            p.text(row.note, 13, look.DIM if row.shown else look.FAINT, (rect.right, y + lay.px(1)), anchor="topright")
 
 
 def _draw_buttons(p: Renderer, frame: Frame) -> None:

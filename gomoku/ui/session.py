@@ -6,12 +6,14 @@ undo or resume while looking at an earlier position drops the moves after it and
 there. The person plays one colour (``human``), the AI the other.
 
 Saved games are plain text (``format_game`` / ``parse_game``): an optional ``#`` header, then one
-move per line in board coordinates (``E5``; column letter, row 1 at the bottom). ``parse_game``
+move per line in board coordinates (``E5``; column letter, row 1 at the bottom), where ``#`` after a
+move starts a comment (the AI's setting for that move, when it changed during the game). ``parse_game``
 also reads moves separated by commas or spaces, so ``--moves E5,D4`` and a saved file read the same.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -47,6 +49,7 @@ class Author(str, Enum):
 class Played:
     move: int
     by: Author
+    player: str = ""  # the AI's setting when it played the move ("az:models/9x9.pt:1600"), else ""
 
 
 @dataclass(frozen=True)
@@ -136,12 +139,13 @@ class Session:
         return "Draw" if winner == DRAW else f"{COLOUR_NAMES[winner]} wins"
 
     # -------------------------------------------------------------------------- commands
-    def play(self, move: int, by: Author) -> None:
-        """Play ``move`` at the position shown (dropping any later moves). Raises the board's
-        IllegalMoveError (a ValueError), and then changes nothing."""
+    def play(self, move: int, by: Author, player: str = "") -> None:
+        """Play ``move`` at the position shown (dropping any later moves); ``player`` is the AI's
+        setting for its moves. Raises the board's IllegalMoveError (a ValueError), and then
+        changes nothing."""
         self.board.do_move(move)
         del self.history[self.cursor - 1:]
-        self.history.append(Played(move, by))
+        self.history.append(Played(move, by, player))
 
     def resume(self) -> int:
         """Go on from the position shown: drop the later moves. Returns how many were dropped."""
@@ -191,13 +195,15 @@ class Session:
         return self.go_to(self.cursor + steps)
 
     # -------------------------------------------------------------------------- saving
-    def players(self, ai_name: str) -> dict[int, str]:
-        return {self.human: YOU_NAME, self.ai_colour: ai_name}
-
     def to_text(self, ai_name: str) -> str:
-        players = self.players(ai_name)
-        return format_game(self.size, [p.move for p in self.history], players[BLACK], players[WHITE],
-                           self.result_text())
+        """The game as saved text. The AI's header is the setting its moves were played at
+        (``ai_name`` when it has played none); when that changed during the game, the header
+        lists the settings and each AI move names its own."""
+        settings = list(dict.fromkeys(p.player or ai_name for p in self.history if p.by == Author.AI))
+        names = {self.human: YOU_NAME, self.ai_colour: ", ".join(settings) or ai_name}
+        notes = [p.player or ai_name if p.by == Author.AI and len(settings) > 1 else "" for p in self.history]
+        return format_game(self.size, [p.move for p in self.history], names[BLACK], names[WHITE],
+                           self.result_text(), notes)
 
 
 def describe_undo(taken: tuple[Played, ...], board: Board) -> str:
@@ -223,10 +229,7 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
     if moves is not None and load is not None:
         raise SetupError("give --moves or --load, not both")
     if load is not None:
-        try:
-            text = Path(load).read_text(encoding="utf-8")
-        except OSError as error:
-            raise SetupError(f"cannot read {load}: {error.strerror or error}") from error
+        text = read_game_file(load)
         try:
             return parse_game(text, size)
         except SetupError as error:
@@ -234,12 +237,12 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
     if moves is None or isinstance(moves, (str, Path)):
         text = str(moves or "")
         if isinstance(moves, Path) or (text and Path(text).is_file()):
-            text = Path(text).read_text(encoding="utf-8")
+            text = read_game_file(text)
         try:
             return parse_game(text, size)
         except SetupError as error:
             raise SetupError(f"bad --moves: {error}") from error
-    size = size or DEFAULT_SIZE
+    size = DEFAULT_SIZE if size is None else size
     check_size(size)
     board = new_board(size)
     try:
@@ -251,13 +254,27 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
 
 
 
+def read_game_file(path: str | Path) -> str:
+    """A saved game's text: UTF-8, with or without a byte order mark; a SetupError otherwise."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SetupError(f"cannot read {path}: not UTF-8 text (byte {error.start}); "
+                         "a saved game is plain text, one move per line") from None
+    except OSError as error:
+        raise SetupError(f"cannot read {path}: {error.strerror or error}") from error
+
+
 # ------------------------------------------------------------------------------ text format
-def format_game(size: int, moves: list[int], black: str, white: str, result: str = "") -> str:
+def format_game(size: int, moves: list[int], black: str, white: str, result: str = "",
+                notes: Sequence[str] = ()) -> str:
+    """The saved-game text; ``notes[i]``, when given and not empty, follows move i as a comment."""
     board = new_board(size)
     lines = [FILE_TITLE, f"# size: {size}x{size}", f"# black: {black}", f"# white: {white}"]
     if result:
         lines.append(f"# result: {result}")
-    lines += [format_point(board, move) for move in moves]
+    for move, note in itertools.zip_longest(moves, notes[:len(moves)], fillvalue=""):
+        lines.append(f"{format_point(board, move)}  # {note}" if note else format_point(board, move))
     return "\n".join(lines) + "\n"
 
 
@@ -284,11 +301,11 @@ def parse_game(text: str, size: int | None = None) -> SavedGame:
             if sep:
                 headers[key.strip().lower()] = value.strip()
             continue
-        tokens += [token for token in re.split(r"[,;\s]+", line) if token]
+        tokens += [token for token in re.split(r"[,;\s]+", line.partition("#")[0]) if token]
     file_size = _header_size(headers["size"]) if "size" in headers else None
     if size is not None and file_size is not None and size != file_size:
         raise SetupError(f"the game is for a {file_size}x{file_size} board, not {size}x{size}")
-    size = size or file_size or DEFAULT_SIZE
+    size = next((s for s in (size, file_size) if s is not None), DEFAULT_SIZE)
     check_size(size)
     board = new_board(size)
     for number, token in enumerate(tokens, 1):

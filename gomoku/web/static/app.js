@@ -28,6 +28,7 @@
     pending: null,  // id of the AI move being computed
     searchEstimate: false,  // the bar shows the AI's search value of the position
     timings: [],
+    lastTiming: null,  // {ply, move, text}: the line about the AI's last move, shown while that move is on the board
   };
   window.gomokuTimings = state.timings;  // [{player, playouts, ms, move}] of the AI's moves
 
@@ -68,7 +69,7 @@
       state.timings.push({ player: spec, playouts: msg.playouts || null, ms: msg.ms, move: msg.move });
       let text = `AI (${spec}) played ${name} in ${(msg.ms / 1000).toFixed(2)} s`;
       if (msg.playouts) text += `: ${msg.playouts} playouts, ${Math.round(msg.playouts / (msg.ms / 1000))} playouts/s`;
-      ui.timing.textContent = text;
+      state.lastTiming = { ply: state.board.moves.length, move: msg.move, text };
       if (msg.value != null) {  // the search's value stands for the position after its move too
         setEstimate(state.board.currentPlayer, msg.value, `search, ${msg.playouts} playouts`);
         state.searchEstimate = true;
@@ -110,6 +111,8 @@
     const [ended, winner] = board.gameEnd();
     document.body.dataset.moves = board.moves.join(",");
     document.body.dataset.winner = ended ? String(winner) : "";
+    const timing = state.lastTiming;  // gone with its move (undo, new game)
+    ui.timing.textContent = timing && board.moves[timing.ply] === timing.move ? timing.text : "";
     render();
     if (ended) {
       document.body.dataset.state = "over";
@@ -153,7 +156,7 @@
     state.board = new G.Board(SIZE, SIZE, 5);
     state.human = Number(ui.side.value);
     state.searchEstimate = false;
-    ui.timing.textContent = "";
+    state.lastTiming = null;
     setEstimate(1, 0, "win estimate");
     update();
   }
