@@ -8,16 +8,25 @@ A model also records the rule it was trained for, ``n_in_row`` (stones in a row 
 that a player refuses a board with another rule instead of playing it with the wrong net.
 Model files from before that key hold none: ``model_n_in_row`` then reads the training config
 of a training checkpoint, or assumes 5 and logs it.
+
+Loading trusts nothing in the file: the zip's CRCs are checked (torch does not), the pickle may
+hold only tensors and plain values (``weights_only``), the weights must be finite, and the shapes
+the ``net_config`` declares must be those of the stored tensors before any net is built (so a
+small file cannot make a loader allocate a huge net). Each failure is a one-line CheckpointError
+naming the file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
+import pickle
 import signal
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
@@ -96,33 +105,94 @@ def save_checkpoint(path: str | os.PathLike, payload: dict,
     atomic_write(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle), before_replace)
 
 
-def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _verified_bytes(path: Path) -> bytes:
+    """The file's bytes, once the zip archive torch writes is intact: every member stored (torch
+    compresses nothing, so a compressed member is foreign, and cannot be a zip bomb) and its CRC right."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            if any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist()):
+                raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (a zip file with compressed members)")
+            damaged = archive.testzip()
+    except CheckpointError:
+        raise
+    except Exception as error:  # zipfile raises several types for a truncated or foreign file
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (not a readable torch file: "
+                              f"{_first_line(error)})") from error
+    if damaged is not None:
+        raise CheckpointError(f"{path} is corrupt: the checksum of its part {damaged!r} does not match "
+                              "(a damaged or changed byte); use another copy")
+    return data
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu",
+                    training: bool = False) -> dict:
+    """The checkpoint at ``path``, checked (see the module docstring); ``training``: it must be a
+    run's training checkpoint (with the optimiser state), not a model file."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
+    data = _verified_bytes(path)
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as error:  # torch raises several types for a truncated or foreign file
-        raise CheckpointError(f"{path} is not a readable checkpoint: {error}") from error
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
+        payload = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:  # torch's text suggests weights_only=False: never
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint or holds unsafe content "
+                              "(objects other than tensors and plain values); it was not loaded") from error
+    except Exception as error:  # torch raises several types for a damaged or foreign file
+        raise CheckpointError(f"{path} is not a readable checkpoint: {_first_line(error)}") from error
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT or not isinstance(payload.get("model"), dict):
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (format {FORMAT!r})")
+    for name, tensor in payload["model"].items():
+        if not isinstance(tensor, torch.Tensor):
+            raise CheckpointError(f"{path} is not a gomoku-zero checkpoint: its weight {name!r} is not a tensor")
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"{path} holds non-finite weights (NaN or infinity) in {name}: "
+                                  "the model is broken and cannot be used")
+    if training and "optimizer" not in payload:
+        raise CheckpointError(f"{path} is a model file, not a run checkpoint (it holds no optimiser "
+                              "state or counters): a run resumes only from the checkpoint.pt it wrote")
     return payload
+
+
+def _check_shapes(config: NetConfig, weights: dict) -> None:
+    """Raise CheckpointError unless ``weights`` has exactly the tensors, of exactly the shapes,
+    of the net ``config`` describes; the net is built on the meta device (no memory) to see them."""
+    with torch.device("meta"):
+        expected = {name: tuple(t.shape) for name, t in build_net(config).state_dict().items()}
+    missing = [name for name in expected if name not in weights]
+    extra = [name for name in weights if name not in expected]
+    if missing or extra:
+        raise CheckpointError(f"checkpoint weights do not fit its net_config {config.to_dict()}: "
+                              f"missing {missing[:3]}, unexpected {extra[:3]}")
+    for name, shape in expected.items():
+        if tuple(weights[name].shape) != shape:
+            raise CheckpointError(f"checkpoint weights do not fit its net_config {config.to_dict()}: "
+                                  f"{name} is {list(weights[name].shape)} in the file, the config makes it {list(shape)}")
 
 
 def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None) -> nn.Module:
     """Build the net a checkpoint describes; check the board size when one is given."""
     try:
         config = NetConfig(**payload["net_config"])
-    except (KeyError, TypeError) as error:
-        raise CheckpointError(f"checkpoint has no valid net_config: {error}") from error
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"checkpoint has no valid net_config: {_first_line(error)}") from error
     if (width is not None and width != config.width) or (height is not None and height != config.height):
         raise CheckpointError(f"checkpoint is for a {config.width}x{config.height} board, "
                               f"not {width}x{height}")
+    _check_shapes(config, payload["model"])
     net = build_net(config)
     try:
         net.load_state_dict(payload["model"])
     except RuntimeError as error:
-        raise CheckpointError(f"checkpoint weights do not fit its net_config: {error}") from error
+        raise CheckpointError(f"checkpoint weights do not fit its net_config: {_first_line(error)}") from error
     flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     return net
 
