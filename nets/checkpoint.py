@@ -105,7 +105,8 @@ def save_checkpoint(path: str | os.PathLike, payload: dict,
     atomic_write(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle), before_replace)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """An exception's message cut to its first line (some libraries write pages), or its type's name."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
@@ -126,7 +127,7 @@ def _verified_bytes(path: Path) -> bytes:
         raise
     except Exception as error:  # zipfile raises several types for a truncated or foreign file
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (not a readable torch file: "
-                              f"{_first_line(error)})") from error
+                              f"{first_line(error)})") from error
     if damaged is not None:
         raise CheckpointError(f"{path} is corrupt: the checksum of its part {damaged!r} does not match "
                               "(a damaged or changed byte); use another copy")
@@ -147,7 +148,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint or holds unsafe content "
                               "(objects other than tensors and plain values); it was not loaded") from error
     except Exception as error:  # torch raises several types for a damaged or foreign file
-        raise CheckpointError(f"{path} is not a readable checkpoint: {_first_line(error)}") from error
+        raise CheckpointError(f"{path} is not a readable checkpoint: {first_line(error)}") from error
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or not isinstance(payload.get("model"), dict):
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (format {FORMAT!r})")
     for name, tensor in payload["model"].items():
@@ -183,7 +184,7 @@ def net_from_checkpoint(payload: dict, width: int | None = None, height: int | N
     try:
         config = NetConfig(**payload["net_config"])
     except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"checkpoint has no valid net_config: {_first_line(error)}") from error
+        raise CheckpointError(f"checkpoint has no valid net_config: {first_line(error)}") from error
     if (width is not None and width != config.width) or (height is not None and height != config.height):
         raise CheckpointError(f"checkpoint is for a {config.width}x{config.height} board, "
                               f"not {width}x{height}")
@@ -192,7 +193,7 @@ def net_from_checkpoint(payload: dict, width: int | None = None, height: int | N
     try:
         net.load_state_dict(payload["model"])
     except RuntimeError as error:
-        raise CheckpointError(f"checkpoint weights do not fit its net_config: {_first_line(error)}") from error
+        raise CheckpointError(f"checkpoint weights do not fit its net_config: {first_line(error)}") from error
     flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     return net
 
