@@ -213,3 +213,22 @@ def test_every_front_end_refuses_a_damaged_file_in_one_line(tmp_path):
     _flip_byte(run / "checkpoint.pt")
     with pytest.raises(CheckpointError, match="corrupt"):
         TrainPipeline(None, run, device="cpu", resume=True, progress=False)
+
+
+def test_a_model_of_another_rule_is_refused_when_loaded(tmp_path):
+    """play (the window's opponent), evaluate and the engine refuse a net trained for 4 in a row
+    before the first move, not at the AI's first move."""
+    from gomoku.game.arena import evaluate
+    from gomoku.pbrain.loader import EngineOptions, Players
+    from gomoku.pbrain.protocol import ProtocolError
+    from gomoku.ui.ai import build_opponent
+    from gomoku.ui.session import SetupError
+
+    path = tmp_path / "four.pt"
+    save_model(path, build_net(NetConfig()), n_in_row=4)
+    with pytest.raises(SetupError, match="trained for 4 in a row"):
+        build_opponent(f"az:{path}:8", size=9, seed=0)
+    with pytest.raises(ValueError, match="trained for 4 in a row"):
+        evaluate(f"az:{path}:8", ["random"], games=1)
+    with pytest.raises(ProtocolError, match="trained for 4 in a row"):
+        Players(EngineOptions(model=path, playouts=8), message=lambda text: None).for_board(9, 9)

@@ -30,7 +30,7 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
-from gomoku.ui.session import SetupError
+from gomoku.ui.session import N_IN_ROW, SetupError
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,12 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
+    check_board = getattr(player, "check_board", None)  # a net's rule (n_in_row): now, not at its first move
+    if check_board is not None:
+        try:
+            check_board(Board(size, size, N_IN_ROW))
+        except ValueError as error:
+            raise SetupError(str(error)) from error
     return player
 
 
