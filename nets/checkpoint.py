@@ -101,8 +101,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
 
 def save_checkpoint(path: str | os.PathLike, payload: dict,
                     before_replace: Callable[[], None] | None = None) -> None:
-    """Write ``payload`` to ``path`` atomically (``atomic_write``)."""
-    atomic_write(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle), before_replace)
+    """Write ``payload`` to ``path`` atomically (``atomic_write``). It is serialised in memory
+    first, so that a failed write (a full disk) raises the OSError itself, not a torch error."""
+    buffer = io.BytesIO()
+    torch.save({"format": FORMAT, **payload}, buffer)
+    data = buffer.getbuffer()
+    atomic_write(path, lambda handle: handle.write(data), before_replace)
 
 
 def first_line(error: BaseException) -> str:

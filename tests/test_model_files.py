@@ -232,3 +232,42 @@ def test_a_model_of_another_rule_is_refused_when_loaded(tmp_path):
         evaluate(f"az:{path}:8", ["random"], games=1)
     with pytest.raises(ProtocolError, match="trained for 4 in a row"):
         Players(EngineOptions(model=path, playouts=8), message=lambda text: None).for_board(9, 9)
+
+
+class _FullDisk(io.RawIOBase):
+    """A file that takes ``room`` bytes, then fails as a full disk does."""
+
+    def __init__(self, handle, room: int):
+        self.handle, self.room = handle, room
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if len(data) > self.room:
+            import errno
+
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def fileno(self) -> int:
+        return self.handle.fileno()
+
+    def close(self) -> None:
+        self.handle.close()
+        super().close()
+
+
+def test_a_full_disk_during_a_save_is_an_oserror_and_loses_nothing(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    path = _model(tmp_path / "m.pt")
+    before = path.read_bytes()
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(checkpoint_module.os, "fdopen", lambda fd, mode: _FullDisk(real_fdopen(fd, mode), 1000))
+    with pytest.raises(OSError) as caught:
+        save_model(path, build_net(NetConfig(width=5, height=5)))
+    assert caught.value.errno == errno.ENOSPC and type(caught.value) is OSError
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["m.pt"]
