@@ -124,14 +124,13 @@ def _verified_bytes(path: Path) -> bytes:
         raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from error
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            if any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist()):
-                raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (a zip file with compressed members)")
-            damaged = archive.testzip()
-    except CheckpointError:
-        raise
+            compressed = any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist())
+            damaged = None if compressed else archive.testzip()
     except Exception as error:  # zipfile raises several types for a truncated or foreign file
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (not a readable torch file: "
                               f"{first_line(error)})") from error
+    if compressed:
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (a zip file with compressed members)")
     if damaged is not None:
         raise CheckpointError(f"{path} is corrupt: the checksum of its part {damaged!r} does not match "
                               "(a damaged or changed byte); use another copy")
@@ -167,7 +166,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     return payload
 
 
-def _check_shapes(config: NetConfig, weights: dict) -> None:
+def _check_shapes(config: NetConfig, weights: dict, source: str) -> None:
     """Raise CheckpointError unless ``weights`` has exactly the tensors, of exactly the shapes,
     of the net ``config`` describes; the net is built on the meta device (no memory) to see them."""
     with torch.device("meta"):
@@ -175,36 +174,40 @@ def _check_shapes(config: NetConfig, weights: dict) -> None:
     missing = [name for name in expected if name not in weights]
     extra = [name for name in weights if name not in expected]
     if missing or extra:
-        raise CheckpointError(f"checkpoint weights do not fit its net_config {config.to_dict()}: "
+        raise CheckpointError(f"{source}: the weights do not fit its net_config {config.to_dict()}: "
                               f"missing {missing[:3]}, unexpected {extra[:3]}")
     for name, shape in expected.items():
         if tuple(weights[name].shape) != shape:
-            raise CheckpointError(f"checkpoint weights do not fit its net_config {config.to_dict()}: "
-                                  f"{name} is {list(weights[name].shape)} in the file, the config makes it {list(shape)}")
+            raise CheckpointError(f"{source}: the weights do not fit its net_config {config.to_dict()}: "
+                                  f"{name} is {list(weights[name].shape)} in the file, "
+                                  f"the config makes it {list(shape)}")
 
 
-def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None) -> nn.Module:
-    """Build the net a checkpoint describes; check the board size when one is given."""
+def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None,
+                        path: str | os.PathLike | None = None) -> nn.Module:
+    """Build the net a checkpoint describes, once its weights fit it; check the board size when
+    one is given. ``path`` names the file in the errors."""
+    source = str(path) if path is not None else "checkpoint"
     try:
         config = NetConfig(**payload["net_config"])
     except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"checkpoint has no valid net_config: {first_line(error)}") from error
+        raise CheckpointError(f"{source} has no valid net_config: {first_line(error)}") from error
     if (width is not None and width != config.width) or (height is not None and height != config.height):
-        raise CheckpointError(f"checkpoint is for a {config.width}x{config.height} board, "
+        raise CheckpointError(f"{source} is for a {config.width}x{config.height} board, "
                               f"not {width}x{height}")
-    _check_shapes(config, payload["model"])
+    _check_shapes(config, payload["model"], source)
     net = build_net(config)
     try:
         net.load_state_dict(payload["model"])
     except RuntimeError as error:
-        raise CheckpointError(f"checkpoint weights do not fit its net_config: {first_line(error)}") from error
+        raise CheckpointError(f"{source}: the weights do not fit its net_config: {first_line(error)}") from error
     flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     return net
 
 
 def load_net(path: str | os.PathLike, width: int | None = None, height: int | None = None,
              map_location: str | torch.device = "cpu") -> nn.Module:
-    return net_from_checkpoint(load_checkpoint(path, map_location), width, height)
+    return net_from_checkpoint(load_checkpoint(path, map_location), width, height, path)
 
 
 def model_n_in_row(payload: dict, path: str | os.PathLike | None = None) -> int:
@@ -227,7 +230,7 @@ def load_model(path: str | os.PathLike, width: int | None = None, height: int | 
                map_location: str | torch.device = "cpu") -> tuple[nn.Module, int]:
     """The net of a model or training checkpoint and the n_in_row it was trained for."""
     payload = load_checkpoint(path, map_location)
-    return net_from_checkpoint(payload, width, height), model_n_in_row(payload, path)
+    return net_from_checkpoint(payload, width, height, path), model_n_in_row(payload, path)
 
 
 def save_model(path: str | os.PathLike, net: nn.Module, *, n_in_row: int = DEFAULT_N_IN_ROW, **extra) -> None:

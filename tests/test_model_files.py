@@ -155,7 +155,7 @@ def test_declared_shapes_are_checked_before_any_net_is_built(tmp_path, monkeypat
                                                     blocks=64).to_dict(), small)
     with pytest.raises(CheckpointError, match="do not fit its net_config") as caught:
         load_net(path)
-    assert "\n" not in str(caught.value)
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
     assert built == ["meta"]
     built.clear()
     assert load_net(_save_raw(tmp_path / "fits.pt", NetConfig(width=5, height=5).to_dict(), small))
@@ -170,7 +170,7 @@ def test_declared_sizes_out_of_bounds_are_refused(tmp_path, change):
     path = _save_raw(tmp_path / "m.pt", {**NetConfig(width=5, height=5).to_dict(), **change}, small)
     with pytest.raises(CheckpointError, match="no valid net_config") as caught:
         load_net(path)
-    assert "\n" not in str(caught.value)
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
 
 
 def test_missing_extra_and_foreign_weights_are_refused(tmp_path):
