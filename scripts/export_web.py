@@ -114,15 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote the site for {args.model} to {site}")
     print(f"serve it with: python -m http.server --bind 127.0.0.1 -d {site} 8000   "
           "(then open http://127.0.0.1:8000/)")
-    if args.bench:
-        result = bench(site, args.bench, args.playouts)
-        print(json.dumps(result, indent=1))
-    if args.screenshot:
-        screenshot(site, args.screenshot)
-        print(f"saved {args.screenshot}")
-    if args.serve is not None:
-        from gomoku.web.browser import serve_forever
+    from gomoku.web.browser import BrowserError, serve_forever
 
+    try:
+        if args.bench:
+            result = bench(site, args.bench, args.playouts)
+            print(json.dumps(result, indent=1))
+        if args.screenshot:
+            screenshot(site, args.screenshot)
+            print(f"saved {args.screenshot}")
+    except (BrowserError, OSError) as error:  # no Chromium, or an unwritable picture
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.serve is not None:
         serve_forever(site, args.serve)
     return 0
 

@@ -142,6 +142,10 @@ def test_export_script_errors_are_one_line(tmp_path, capsys, monkeypatch):
     def read_only(source, target, *args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
 
+    monkeypatch.setenv("CHROMIUM", str(tmp_path / "no-chromium-here"))
+    assert script.main([str(MODEL), "--out", str(tmp_path / "site"), "--screenshot", str(tmp_path / "x.png")]) == 2
+    assert "no-chromium-here" in _last_error_line(capsys)
+
     monkeypatch.setattr(gomoku.web.export.shutil, "copyfile", read_only)
     assert script.main([str(MODEL), "--out", str(tmp_path / "ro")]) == 2
     assert "cannot write the site into" in _last_error_line(capsys)
