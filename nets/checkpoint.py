@@ -137,6 +137,12 @@ def _verified_bytes(path: Path) -> bytes:
     return data
 
 
+def _is_real_dense(tensor) -> bool:
+    """A tensor of real numbers with its data there (not sparse, meta, complex or quantised)."""
+    return (isinstance(tensor, torch.Tensor) and tensor.layout == torch.strided and not tensor.is_meta
+            and not tensor.is_complex() and not tensor.is_quantized)
+
+
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu",
                     training: bool = False) -> dict:
     """The checkpoint at ``path``, checked (see the module docstring); ``training``: it must be a
@@ -155,8 +161,9 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or not isinstance(payload.get("model"), dict):
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (format {FORMAT!r})")
     for name, tensor in payload["model"].items():
-        if not isinstance(tensor, torch.Tensor):
-            raise CheckpointError(f"{path} is not a gomoku-zero checkpoint: its weight {name!r} is not a tensor")
+        if not _is_real_dense(tensor):
+            raise CheckpointError(f"{path} is not a gomoku-zero checkpoint: its weight {name!r} is not "
+                                  "a tensor of real numbers")
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise CheckpointError(f"{path} holds non-finite weights (NaN or infinity) in {name}: "
                                   "the model is broken and cannot be used")

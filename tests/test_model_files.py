@@ -181,8 +181,11 @@ def test_missing_extra_and_foreign_weights_are_refused(tmp_path):
         load_net(_save_raw(tmp_path / "a.pt", config, missing))
     with pytest.raises(CheckpointError, match=r"unexpected \['extra'\]"):
         load_net(_save_raw(tmp_path / "b.pt", config, {**state, "extra": torch.zeros(1)}))
-    _save_raw(tmp_path / "c.pt", config, {**state, "conv1.weight": "not a tensor"})
-    _refused(tmp_path / "c.pt", "is not a tensor")
+    weight = state["conv1.weight"]
+    for foreign in ("not a tensor", weight.to_sparse(), weight.to(torch.complex64),
+                    torch.empty(weight.shape, device="meta")):
+        _save_raw(tmp_path / "c.pt", config, {**state, "conv1.weight": foreign})
+        _refused(tmp_path / "c.pt", "'conv1.weight' is not a tensor of real numbers")
 
 
 def test_a_model_file_is_not_a_run_checkpoint(tmp_path):
