@@ -16,11 +16,11 @@ from torch import nn
 
 IN_PLANES = 4
 ARCHITECTURES = ("conv3", "resnet")
-# Upper bounds of a NetConfig: far above any net trained here, low enough that a config (or a
-# model file declaring one) cannot ask for a net of many gigabytes.
+# Upper bounds of a NetConfig: far above any net trained here (conv3; resnet 64x4), low enough
+# that a config (or a model file declaring one) cannot ask for more than ~0.8 GB of weights.
 MAX_BOARD_SIDE = 32  # the pbrain protocol's largest board
-MAX_CHANNELS = 1024
-MAX_BLOCKS = 64
+MAX_CHANNELS = 512
+MAX_BLOCKS = 40
 
 
 @dataclass(frozen=True)

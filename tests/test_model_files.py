@@ -15,6 +15,7 @@ import torch
 from nets import CheckpointError, NetConfig, build_net, load_checkpoint, load_net, save_checkpoint, save_model
 from nets import checkpoint as checkpoint_module
 from nets.checkpoint import FORMAT, load_model
+from nets.model import MAX_BLOCKS, MAX_BOARD_SIDE, MAX_CHANNELS, count_parameters
 
 LOCAL_HEADER = struct.Struct("<4s5H3I2H")  # a zip member's local file header (30 bytes)
 
@@ -151,8 +152,8 @@ def test_declared_shapes_are_checked_before_any_net_is_built(tmp_path, monkeypat
         return net
 
     monkeypatch.setattr(checkpoint_module, "build_net", spy)
-    path = _save_raw(tmp_path / "big.pt", NetConfig(width=32, height=32, arch="resnet", channels=1024,
-                                                    blocks=64).to_dict(), small)
+    path = _save_raw(tmp_path / "big.pt", NetConfig(width=MAX_BOARD_SIDE, height=MAX_BOARD_SIDE, arch="resnet",
+                                                    channels=MAX_CHANNELS, blocks=MAX_BLOCKS).to_dict(), small)
     with pytest.raises(CheckpointError, match="do not fit its net_config") as caught:
         load_net(path)
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
@@ -160,6 +161,13 @@ def test_declared_shapes_are_checked_before_any_net_is_built(tmp_path, monkeypat
     built.clear()
     assert load_net(_save_raw(tmp_path / "fits.pt", NetConfig(width=5, height=5).to_dict(), small))
     assert built == ["meta", "cpu"]
+
+
+def test_the_largest_net_a_config_may_declare_is_under_a_gigabyte():
+    with torch.device("meta"):
+        net = build_net(NetConfig(width=MAX_BOARD_SIDE, height=MAX_BOARD_SIDE, arch="resnet", channels=MAX_CHANNELS,
+                                  blocks=MAX_BLOCKS))
+    assert 4 * count_parameters(net) < 2 ** 30
 
 
 @pytest.mark.parametrize("change", [{"width": 200, "height": 200}, {"channels": 10 ** 8}, {"blocks": 10 ** 9},
