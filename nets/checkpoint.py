@@ -8,16 +8,25 @@ A model also records the rule it was trained for, ``n_in_row`` (stones in a row 
 that a player refuses a board with another rule instead of playing it with the wrong net.
 Model files from before that key hold none: ``model_n_in_row`` then reads the training config
 of a training checkpoint, or assumes 5 and logs it.
+
+Loading trusts nothing in the file: the zip's CRCs are checked (torch does not), the pickle may
+hold only tensors and plain values (``weights_only``), the weights must be finite, and the shapes
+the ``net_config`` declares must be those of the stored tensors before any net is built (so a
+small file cannot make a loader allocate a huge net). Each failure is a one-line CheckpointError
+naming the file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
+import pickle
 import signal
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
@@ -92,44 +101,120 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
 
 def save_checkpoint(path: str | os.PathLike, payload: dict,
                     before_replace: Callable[[], None] | None = None) -> None:
-    """Write ``payload`` to ``path`` atomically (``atomic_write``)."""
-    atomic_write(path, lambda handle: torch.save({"format": FORMAT, **payload}, handle), before_replace)
+    """Write ``payload`` to ``path`` atomically (``atomic_write``). It is serialised in memory
+    first, so that a failed write (a full disk) raises the OSError itself, not a torch error."""
+    buffer = io.BytesIO()
+    torch.save({"format": FORMAT, **payload}, buffer)
+    data = buffer.getbuffer()
+    atomic_write(path, lambda handle: handle.write(data), before_replace)
 
 
-def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict:
+def first_line(error: BaseException) -> str:
+    """An exception's message cut to its first line (some libraries write pages), or its type's name."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _verified_bytes(path: Path) -> bytes:
+    """The file's bytes, once the zip archive torch writes is intact: every member stored (torch
+    compresses nothing, so a compressed member is foreign, and cannot be a zip bomb) and its CRC right."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CheckpointError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            compressed = any(info.compress_type != zipfile.ZIP_STORED for info in archive.infolist())
+            damaged = None if compressed else archive.testzip()
+    except Exception as error:  # zipfile raises several types for a truncated or foreign file
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (not a readable torch file: "
+                              f"{first_line(error)})") from error
+    if compressed:
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (a zip file with compressed members)")
+    if damaged is not None:
+        raise CheckpointError(f"{path} is corrupt: the checksum of its part {damaged!r} does not match "
+                              "(a damaged or changed byte); use another copy")
+    return data
+
+
+def _is_real_dense(tensor) -> bool:
+    """A tensor of real numbers with its data there (not sparse, meta, complex or quantised)."""
+    return (isinstance(tensor, torch.Tensor) and tensor.layout == torch.strided and not tensor.is_meta
+            and not tensor.is_complex() and not tensor.is_quantized)
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu",
+                    training: bool = False) -> dict:
+    """The checkpoint at ``path``, checked (see the module docstring); ``training``: it must be a
+    run's training checkpoint (with the optimiser state), not a model file."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
+    data = _verified_bytes(path)
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as error:  # torch raises several types for a truncated or foreign file
-        raise CheckpointError(f"{path} is not a readable checkpoint: {error}") from error
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
+        payload = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:  # torch's text suggests weights_only=False: never
+        raise CheckpointError(f"{path} is not a gomoku-zero checkpoint or holds unsafe content "
+                              "(objects other than tensors and plain values); it was not loaded") from error
+    except Exception as error:  # torch raises several types for a damaged or foreign file
+        raise CheckpointError(f"{path} is not a readable checkpoint: {first_line(error)}") from error
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT or not isinstance(payload.get("model"), dict):
         raise CheckpointError(f"{path} is not a gomoku-zero checkpoint (format {FORMAT!r})")
+    for name, tensor in payload["model"].items():
+        if not _is_real_dense(tensor):
+            raise CheckpointError(f"{path} is not a gomoku-zero checkpoint: its weight {name!r} is not "
+                                  "a tensor of real numbers")
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"{path} holds non-finite weights (NaN or infinity) in {name}: "
+                                  "the model is broken and cannot be used")
+    if training and "optimizer" not in payload:
+        raise CheckpointError(f"{path} is a model file, not a run checkpoint (it holds no optimiser "
+                              "state or counters): a run resumes only from the checkpoint.pt it wrote")
     return payload
 
 
-def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None) -> nn.Module:
-    """Build the net a checkpoint describes; check the board size when one is given."""
+def _check_shapes(config: NetConfig, weights: dict, source: str) -> None:
+    """Raise CheckpointError unless ``weights`` has exactly the tensors, of exactly the shapes,
+    of the net ``config`` describes; the net is built on the meta device (no memory) to see them."""
+    with torch.device("meta"):
+        expected = {name: tuple(t.shape) for name, t in build_net(config).state_dict().items()}
+    missing = [name for name in expected if name not in weights]
+    extra = [name for name in weights if name not in expected]
+    if missing or extra:
+        raise CheckpointError(f"{source}: the weights do not fit its net_config {config.to_dict()}: "
+                              f"missing {missing[:3]}, unexpected {extra[:3]}")
+    for name, shape in expected.items():
+        if tuple(weights[name].shape) != shape:
+            raise CheckpointError(f"{source}: the weights do not fit its net_config {config.to_dict()}: "
+                                  f"{name} is {list(weights[name].shape)} in the file, "
+                                  f"the config makes it {list(shape)}")
+
+
+def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None,
+                        path: str | os.PathLike | None = None) -> nn.Module:
+    """Build the net a checkpoint describes, once its weights fit it; check the board size when
+    one is given. ``path`` names the file in the errors."""
+    source = str(path) if path is not None else "checkpoint"
     try:
         config = NetConfig(**payload["net_config"])
-    except (KeyError, TypeError) as error:
-        raise CheckpointError(f"checkpoint has no valid net_config: {error}") from error
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{source} has no valid net_config: {first_line(error)}") from error
     if (width is not None and width != config.width) or (height is not None and height != config.height):
-        raise CheckpointError(f"checkpoint is for a {config.width}x{config.height} board, "
+        raise CheckpointError(f"{source} is for a {config.width}x{config.height} board, "
                               f"not {width}x{height}")
+    _check_shapes(config, payload["model"], source)
     net = build_net(config)
     try:
         net.load_state_dict(payload["model"])
     except RuntimeError as error:
-        raise CheckpointError(f"checkpoint weights do not fit its net_config: {error}") from error
+        raise CheckpointError(f"{source}: the weights do not fit its net_config: {first_line(error)}") from error
     flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     return net
 
 
 def load_net(path: str | os.PathLike, width: int | None = None, height: int | None = None,
              map_location: str | torch.device = "cpu") -> nn.Module:
-    return net_from_checkpoint(load_checkpoint(path, map_location), width, height)
+    return net_from_checkpoint(load_checkpoint(path, map_location), width, height, path)
 
 
 def model_n_in_row(payload: dict, path: str | os.PathLike | None = None) -> int:
@@ -152,7 +237,7 @@ def load_model(path: str | os.PathLike, width: int | None = None, height: int | 
                map_location: str | torch.device = "cpu") -> tuple[nn.Module, int]:
     """The net of a model or training checkpoint and the n_in_row it was trained for."""
     payload = load_checkpoint(path, map_location)
-    return net_from_checkpoint(payload, width, height), model_n_in_row(payload, path)
+    return net_from_checkpoint(payload, width, height, path), model_n_in_row(payload, path)
 
 
 def save_model(path: str | os.PathLike, net: nn.Module, *, n_in_row: int = DEFAULT_N_IN_ROW, **extra) -> None:

@@ -16,6 +16,11 @@ from torch import nn
 
 IN_PLANES = 4
 ARCHITECTURES = ("conv3", "resnet")
+# Upper bounds of a NetConfig: far above any net trained here (conv3; resnet 64x4), low enough
+# that a config (or a model file declaring one) cannot ask for more than ~0.8 GB of weights.
+MAX_BOARD_SIDE = 32  # the pbrain protocol's largest board
+MAX_CHANNELS = 512
+MAX_BLOCKS = 40
 
 
 @dataclass(frozen=True)
@@ -29,9 +34,11 @@ class NetConfig:
     def __post_init__(self) -> None:
         if self.arch not in ARCHITECTURES:
             raise ValueError(f"net.arch must be one of {ARCHITECTURES}, got {self.arch!r}")
-        for name in ("width", "height", "channels", "blocks"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"net.{name} must be >= 1, got {getattr(self, name)}")
+        for name, top in (("width", MAX_BOARD_SIDE), ("height", MAX_BOARD_SIDE), ("channels", MAX_CHANNELS),
+                          ("blocks", MAX_BLOCKS)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise ValueError(f"net.{name} must be an integer from 1 to {top}, got {value!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -13,17 +13,22 @@ import numpy as np
 
 from nets.evaluator import legal_priors
 from nets.model import NetConfig, subnormals_as_zero
-from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, onnx_session, read_n_in_row, read_net_config
+from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, check_finite, onnx_session, read_n_in_row, read_net_config
 
 
 class OnnxEvaluator:
-    """Evaluates batches with an exported model on the CPU (``threads`` intra-op threads)."""
+    """Evaluates batches with an exported model on the CPU (``threads`` intra-op threads).
 
-    def __init__(self, path: str | os.PathLike, threads: int = 1):
-        self.path = str(path)
-        self.session = onnx_session(path, threads)
-        self.config: NetConfig | None = read_net_config(path)
-        self.n_in_row: int | None = read_n_in_row(path)  # the rule it was trained for, if recorded
+    ``model`` is an ONNX file or the serialised model (``nets.onnx_export.export_in_memory``).
+    A file that is not a usable model, or holds NaN weights, raises ``nets.onnx_export.OnnxExportError`` (one line)."""
+
+    def __init__(self, model: str | os.PathLike | bytes, threads: int = 1):
+        self.source = "an exported model in memory" if isinstance(model, bytes) else str(model)
+        if not isinstance(model, bytes):  # bytes come from a net checked on loading
+            check_finite(model)
+        self.config: NetConfig | None = read_net_config(model)
+        self.n_in_row: int | None = read_n_in_row(model)  # the rule it was trained for, if recorded
+        self.session = onnx_session(model, threads)
         shape = self.session.get_inputs()[0].shape  # [batch, 4, H, W]; batch is symbolic
         self.height, self.width = (int(n) for n in shape[2:4]) if self.config is None else (
             self.config.height, self.config.width)

@@ -14,7 +14,9 @@ optional dependencies (``pip install -e .[onnx]``) and are imported only when us
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
+import math
 import os
 import warnings
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from nets.checkpoint import atomic_write, first_line
 from nets.model import IN_PLANES, NetConfig
 
 INPUT_NAME = "planes"
@@ -31,12 +34,23 @@ OUTPUT_NAMES = ("log_policy", "value")
 METADATA_KEY = "gomoku_zero.net_config"
 N_IN_ROW_KEY = "gomoku_zero.n_in_row"
 DEFAULT_OPSET = 17
+OPSETS = range(7, 21)  # what the legacy (TorchScript) exporter writes and onnxruntime runs for these nets
 CHECK_BATCH_SIZES = (1, 37)
 CHECK_TOLERANCE = 1e-4  # float32 noise between two runtimes is ~1e-6; anything near this is a bug
 
 
 class OnnxCheckError(RuntimeError):
     """The exported model does not compute what the torch net computes."""
+
+
+class OnnxExportError(ValueError):
+    """An export that cannot be made as asked (opset, exporter, output path), or a file that is
+    not a usable ONNX model."""
+
+
+def _name(model: str | os.PathLike | bytes) -> str:
+    """How an error names a model: its path, or "the model" when it is in memory."""
+    return "the model" if isinstance(model, bytes) else str(model)
 
 
 @dataclass(frozen=True)
@@ -83,79 +97,120 @@ def random_planes(config: NetConfig, batch: int, rng: np.random.Generator) -> np
 def _exporter(choice: str) -> str:
     if choice not in ("auto", "legacy", "dynamo"):
         raise ValueError(f"exporter must be auto, legacy or dynamo, got {choice!r}")
+    has_onnxscript = importlib.util.find_spec("onnxscript") is not None
+    if choice == "dynamo" and not has_onnxscript:
+        raise OnnxExportError("the dynamo exporter needs the onnxscript package (pip install onnxscript); "
+                              "the legacy exporter works without it")
     if choice == "auto":
-        return "dynamo" if importlib.util.find_spec("onnxscript") is not None else "legacy"
+        return "dynamo" if has_onnxscript else "legacy"
     return choice
 
 
-def export_onnx(net: nn.Module, path: str | os.PathLike, opset: int = DEFAULT_OPSET,
-                exporter: str = "auto", n_in_row: int | None = None) -> Path:
-    """Write ``net`` (in eval mode, on the CPU) to ``path`` as ONNX with a dynamic batch size.
-
-    ``n_in_row``, when given, is recorded in the metadata (``gomoku_zero.n_in_row``): the rule the
-    net was trained for.
+def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto",
+               n_in_row: int | None = None) -> bytes:
+    """``net`` (in eval mode, on the CPU) as a serialised ONNX model with a dynamic batch size,
+    its config (and ``n_in_row``, when given: the rule it was trained for) in the metadata.
 
     ``exporter``: "dynamo" needs the onnxscript package; "legacy" (torch.onnx's TorchScript
     exporter, ``dynamo=False``) works without it; "auto" picks dynamo when onnxscript is there
-    and falls back to legacy if the dynamo export fails.
+    and falls back to legacy if the dynamo export fails. Raises OnnxExportError for an opset
+    outside OPSETS or a missing exporter. Nothing is written to disk.
     """
     require("onnx")
     import onnx
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(opset, bool) or not isinstance(opset, int) or opset not in OPSETS:
+        raise OnnxExportError(f"opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {opset!r}")
     config: NetConfig = net.config
     net = net.to("cpu").eval()
     example = torch.from_numpy(random_planes(config, 2, np.random.default_rng(0)))
     kind = _exporter(exporter)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        if kind == "dynamo":
-            try:
-                torch.onnx.export(net, (example,), str(tmp), dynamo=True, opset_version=opset,
-                                  input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
-                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}},
-                                  external_data=False)
-            except Exception as error:
-                if exporter != "auto":
-                    raise
-                warnings.warn(f"dynamo ONNX export failed ({error}); using the legacy exporter")
-                kind = "legacy"
-        if kind == "legacy":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # the legacy exporter's notice
-                warnings.simplefilter("ignore", FutureWarning)
-                torch.onnx.export(net, (example,), str(tmp), dynamo=False, opset_version=opset,
-                                  input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
-                                  dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAMES[0]: {0: "batch"},
-                                                OUTPUT_NAMES[1]: {0: "batch"}})
-        model = onnx.load(str(tmp))
-        del model.metadata_props[:]
+    model = None
+    if kind == "dynamo":
+        try:
+            program = torch.onnx.export(net, (example,), dynamo=True, opset_version=opset,
+                                        input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
+                                        dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+            model = program.model_proto
+        except Exception as error:
+            if exporter != "auto":
+                raise OnnxExportError(f"the dynamo ONNX export failed: {first_line(error)}") from error
+            warnings.warn(f"dynamo ONNX export failed ({error}); using the legacy exporter")
+    if model is None:
+        buffer = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # the legacy exporter's notice
+            warnings.simplefilter("ignore", FutureWarning)
+            torch.onnx.export(net, (example,), buffer, dynamo=False, opset_version=opset,
+                              input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
+                              dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAMES[0]: {0: "batch"},
+                                            OUTPUT_NAMES[1]: {0: "batch"}})
+        model = onnx.load_model_from_string(buffer.getvalue())
+    del model.metadata_props[:]
+    entry = model.metadata_props.add()
+    entry.key, entry.value = METADATA_KEY, json.dumps(config.to_dict())
+    if n_in_row is not None:
         entry = model.metadata_props.add()
-        entry.key, entry.value = METADATA_KEY, json.dumps(config.to_dict())
-        if n_in_row is not None:
-            entry = model.metadata_props.add()
-            entry.key, entry.value = N_IN_ROW_KEY, str(int(n_in_row))
-        model.producer_name = "gomoku-zero"
-        onnx.checker.check_model(model)
-        onnx.save(model, str(tmp))
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        entry.key, entry.value = N_IN_ROW_KEY, str(int(n_in_row))
+    model.producer_name = "gomoku-zero"
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def export_onnx(net: nn.Module, path: str | os.PathLike, opset: int = DEFAULT_OPSET,
+                exporter: str = "auto", n_in_row: int | None = None) -> Path:
+    """Write ``onnx_bytes(net, ...)`` to ``path`` (``save_onnx``)."""
+    path = Path(path)
+    _check_output(path)
+    return save_onnx(onnx_bytes(net, opset, exporter, n_in_row), path)
+
+
+def _check_output(path: Path) -> None:
+    if path.is_dir():
+        raise OnnxExportError(f"{path} is a folder: give the file to write, e.g. {path / 'model.onnx'}")
+
+
+def save_onnx(model: bytes, path: str | os.PathLike) -> Path:
+    """Write a serialised model to ``path`` atomically (a temp file in its folder, then renamed:
+    a file there is replaced whole or not at all). Raises OnnxExportError when ``path`` is a
+    folder, OSError when it cannot be written."""
+    path = Path(path)
+    _check_output(path)
+    atomic_write(path, lambda handle: handle.write(model))
     return path
 
 
-def read_net_config(path: str | os.PathLike) -> NetConfig | None:
-    """The net config stored in an exported model's metadata (None when absent)."""
+def _model_proto(model: str | os.PathLike | bytes):
+    """The ModelProto of an ONNX file or of serialised bytes; OnnxExportError when it is not one."""
     require("onnx")
     import onnx
 
-    model = onnx.load(str(path), load_external_data=False)
-    for entry in model.metadata_props:
-        if entry.key == METADATA_KEY:
-            return NetConfig(**json.loads(entry.value))
-    return None
+    try:
+        if isinstance(model, bytes):
+            return onnx.load_model_from_string(model)
+        return onnx.load(str(model), load_external_data=False)
+    except OSError:
+        raise
+    except Exception as error:  # protobuf's DecodeError and others
+        raise OnnxExportError(f"{_name(model)} is not an ONNX model: "
+                              f"{first_line(error)}") from error
+
+
+def _metadata(model: str | os.PathLike | bytes) -> dict[str, str]:
+    return {entry.key: entry.value for entry in _model_proto(model).metadata_props}
+
+
+def read_net_config(model: str | os.PathLike | bytes) -> NetConfig | None:
+    """The net config stored in an exported model's metadata (None when absent); ``model`` is
+    a path or the serialised model."""
+    text = _metadata(model).get(METADATA_KEY)
+    if text is None:
+        return None
+    try:
+        return NetConfig(**json.loads(text))
+    except (ValueError, TypeError) as error:
+        raise OnnxExportError(f"{_name(model)} has an invalid "
+                              f"{METADATA_KEY}: {first_line(error)}") from error
 
 
 def onnx_available() -> bool:
@@ -163,46 +218,35 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
 
 
-def read_n_in_row(path: str | os.PathLike) -> int | None:
+def read_n_in_row(model: str | os.PathLike | bytes) -> int | None:
     """The ``n_in_row`` rule recorded in an exported model's metadata (None when absent)."""
-    require("onnx")
-    import onnx
-
-    model = onnx.load(str(path), load_external_data=False)
-    for entry in model.metadata_props:
-        if entry.key == N_IN_ROW_KEY and entry.value.isdigit():
-            return int(entry.value)
-    return None
+    text = _metadata(model).get(N_IN_ROW_KEY, "")
+    return int(text) if text.isdigit() else None
 
 
-_temporary_folders: list[str] = []
+def check_finite(model: str | os.PathLike | bytes) -> None:
+    """Raise OnnxExportError when a weight (an initializer) of the model is a NaN or an infinity."""
+    from onnx import numpy_helper
+
+    for tensor in _model_proto(model).graph.initializer:
+        array = numpy_helper.to_array(tensor)
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
+            raise OnnxExportError(f"{_name(model)} holds non-finite "
+                                  f"weights (NaN or infinity) in {tensor.name}: it cannot be used")
 
 
-def remove_temporary_exports() -> None:
-    """Delete the folders of ``export_temporary`` now (also done at exit)."""
-    import shutil
-
-    while _temporary_folders:
-        shutil.rmtree(_temporary_folders.pop(), ignore_errors=True)
-
-
-def export_temporary(net: nn.Module, n_in_row: int | None = None) -> Path:
-    """Export ``net`` into a new temporary folder (deleted at exit) and check it against torch:
-    how a ``.pt`` model runs on onnxruntime. Raises OnnxCheckError when the check fails."""
-    import atexit
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="gomoku-zero-onnx-")
-    if not _temporary_folders:
-        atexit.register(remove_temporary_exports)
-    _temporary_folders.append(folder)
-    path = export_onnx(net, Path(folder) / "model.onnx", n_in_row=n_in_row)
-    check_onnx(net, path)
-    return path
+def export_in_memory(net: nn.Module, n_in_row: int | None = None) -> bytes:
+    """``net`` exported to ONNX in memory and checked against torch: how a ``.pt`` model runs on
+    onnxruntime (``onnxruntime.InferenceSession`` takes the bytes; no file is left behind, even
+    by a killed process). Raises OnnxCheckError when the check fails."""
+    model = onnx_bytes(net, n_in_row=n_in_row)
+    check_onnx(net, model)
+    return model
 
 
-def onnx_session(path: str | os.PathLike, threads: int = 1):
-    """An onnxruntime CPU session with ``threads`` intra-op threads (1: no thread pool overhead)."""
+def onnx_session(model: str | os.PathLike | bytes, threads: int = 1):
+    """An onnxruntime CPU session with ``threads`` intra-op threads (1: no thread pool overhead),
+    for an ONNX file or a serialised model. OnnxExportError when onnxruntime cannot load it."""
     require("onnxruntime")
     import onnxruntime as ort
 
@@ -212,16 +256,24 @@ def onnx_session(path: str | os.PathLike, threads: int = 1):
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(model if isinstance(model, bytes) else str(model), options,
+                                    providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own types for a file it cannot run
+        raise OnnxExportError(f"onnxruntime cannot run {_name(model)}: "
+                              f"{first_line(error)}") from error
 
 
-def check_onnx(net: nn.Module, path: str | os.PathLike, batch_sizes=CHECK_BATCH_SIZES,
+def check_onnx(net: nn.Module, model: str | os.PathLike | bytes, batch_sizes=CHECK_BATCH_SIZES,
                tolerance: float = CHECK_TOLERANCE, seed: int = 0) -> CheckReport:
-    """Compare the exported model with ``net`` on random boards; raise OnnxCheckError past ``tolerance``."""
-    session = onnx_session(path)
+    """Compare the exported model (a path or the serialised bytes) with ``net`` on random boards;
+    raise OnnxCheckError past ``tolerance``. A NaN or infinity on either side fails the check."""
+    if not batch_sizes or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in batch_sizes):
+        raise ValueError(f"the check's batch sizes must be positive integers, got {list(batch_sizes)}")
+    session = onnx_session(model)
     net = net.to("cpu").eval()
     rng = np.random.default_rng(seed)
-    policy_diff = value_diff = 0.0
+    policy_diffs, value_diffs = [], []
     for batch in batch_sizes:
         planes = random_planes(net.config, batch, rng)
         with torch.inference_mode():
@@ -230,9 +282,16 @@ def check_onnx(net: nn.Module, path: str | os.PathLike, batch_sizes=CHECK_BATCH_
         if onnx_log_policy.shape != log_policy.shape or onnx_value.shape != value.shape:
             raise OnnxCheckError(f"batch {batch}: ONNX output shapes {onnx_log_policy.shape}, {onnx_value.shape} "
                                  f"differ from torch's {log_policy.shape}, {value.shape}")
-        policy_diff = max(policy_diff, float(np.max(np.abs(onnx_log_policy - log_policy))))
-        value_diff = max(value_diff, float(np.max(np.abs(onnx_value - value))))
-    report = CheckReport(tuple(batch_sizes), policy_diff, value_diff, tolerance)
+        policy_diffs.append(_max_abs_diff(onnx_log_policy, log_policy))
+        value_diffs.append(_max_abs_diff(onnx_value, value))
+    report = CheckReport(tuple(batch_sizes), max(policy_diffs), max(value_diffs), tolerance)
     if not report.ok:
-        raise OnnxCheckError(f"{path} does not match the torch net: {report}")
+        raise OnnxCheckError(f"{_name(model)} does not match the torch net: {report}")
     return report
+
+
+def _max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest |a - b|; infinity when either holds a NaN or an infinity (never a pass)."""
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return math.inf
+    return float(np.max(np.abs(a - b), initial=0.0))

@@ -5,13 +5,16 @@
     python scripts/export_onnx.py --bench                  # also: latency and search speed, 1 thread
 
 The check runs the exported model (onnxruntime) and the torch net on random boards (batch sizes
-1 and 37) and exits with status 1 if the log-policy or the value differ by more than the
-tolerance. Needs the optional extra: pip install -e '.[onnx]' (onnx, onnxruntime).
+1 and 37) before anything is written, and exits with status 1 (writing nothing) if the
+log-policy or the value differ by more than the tolerance, or either is not finite. Needs onnx
+and onnxruntime. The output is never the model itself, a .pt path or a folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import statistics
 import sys
 import time
@@ -32,7 +35,7 @@ EXIT_USAGE = 2
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from nets.onnx_export import CHECK_TOLERANCE, DEFAULT_OPSET
+    from nets.onnx_export import CHECK_TOLERANCE, DEFAULT_OPSET, OPSETS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,7 +57,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.out is None:
         args.out = args.model.with_suffix(".onnx")
+    if args.opset not in OPSETS:
+        parser.error(f"--opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
+    if min(args.batch_sizes) < 1:
+        parser.error(f"--batch-sizes must be positive, got {args.batch_sizes}")
+    if not math.isfinite(args.tolerance) or args.tolerance < 0:
+        parser.error(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
+    if args.bench_playouts < 1 or args.bench_moves < 1:
+        parser.error("--bench-playouts and --bench-moves must be positive")
     return args
+
+
+def output_problem(model: Path, out: Path) -> str | None:
+    """Why ``out`` must not be written for ``model`` (it is the model itself, or a checkpoint's
+    name, or a folder); None when it may."""
+    if out.suffix.lower() == ".pt":
+        return f"the output {out} ends in .pt, a checkpoint's name: give a .onnx path"
+    if out.is_dir():
+        return f"the output {out} is a folder: give the file to write, e.g. {out / 'model.onnx'}"
+    if out.exists() and model.exists() and os.path.samefile(model, out):
+        return f"the output {out} is the model file itself: give another path"
+    return None
 
 
 # ---------------------------------------------------------------------------- bench
@@ -120,10 +143,14 @@ def bench(net, onnx_path: Path, playouts: int, moves: int) -> dict[str, float]:
 # ---------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    problem = output_problem(args.model, args.out)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         from nets import CheckpointError
         from nets.checkpoint import load_model
-        from nets.onnx_export import OnnxCheckError, check_onnx, export_onnx, require
+        from nets.onnx_export import OnnxCheckError, OnnxExportError, check_onnx, onnx_bytes, require, save_onnx
         require("onnx")
         require("onnxruntime")
     except ImportError as error:
@@ -131,17 +158,22 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         net, n_in_row = load_model(args.model)
-    except CheckpointError as error:
+        model = onnx_bytes(net, opset=args.opset, exporter=args.exporter, n_in_row=n_in_row)
+    except (CheckpointError, OnnxExportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    export_onnx(net, args.out, opset=args.opset, exporter=args.exporter, n_in_row=n_in_row)
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB, {net.config.arch} "
-          f"{net.config.width}x{net.config.height}, opset {args.opset})")
-    try:
-        report = check_onnx(net, args.out, batch_sizes=args.batch_sizes, tolerance=args.tolerance)
+    try:  # checked in memory first: a model that fails the check is not written
+        report = check_onnx(net, model, batch_sizes=args.batch_sizes, tolerance=args.tolerance)
     except OnnxCheckError as error:
-        print(f"CHECK FAILED: {error}", file=sys.stderr)
+        print(f"CHECK FAILED (nothing written): {error}", file=sys.stderr)
         return EXIT_MISMATCH
+    try:
+        save_onnx(model, args.out)
+    except (OSError, OnnxExportError) as error:
+        print(f"error: cannot write {args.out}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {args.out} ({len(model) / 1024:.0f} KiB, {net.config.arch} "
+          f"{net.config.width}x{net.config.height}, opset {args.opset})")
     print(f"check passed: {report}")
     if args.bench:
         results = bench(net, args.out, args.bench_playouts, args.bench_moves)

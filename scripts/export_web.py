@@ -7,7 +7,8 @@
     python scripts/export_web.py --out /tmp/site --screenshot docs/web-screenshot.png
 
 The folder holds index.html, style.css, the scripts, model.json and weights.bin: serve it with
-`python -m http.server -d DIR` or put it on any static host (GitHub Pages, a bucket).
+`python -m http.server --bind 127.0.0.1 -d DIR` (without --bind it listens on every network
+interface) or put it on any static host (GitHub Pages, a bucket). `site/` is ignored by git.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gomoku.players import SHIPPED_MODEL  # noqa: E402
 from gomoku.web.export import ExportError, export_site  # noqa: E402
 
 EXIT_ERROR = 2
+MAX_PORT = 65535
 SCREENSHOT_TURNS = 5  # the README picture: the person's moves (minimax depth 2 chooses them) before it
 
 
@@ -49,6 +51,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.bench is not None and args.bench < 1:
         parser.error("--bench needs at least 1 move")
+    if args.serve is not None and not 0 <= args.serve <= MAX_PORT:
+        parser.error(f"--serve needs a port from 0 (any free port) to {MAX_PORT}, got {args.serve}")
+    if args.playouts < 1:
+        parser.error(f"--playouts must be positive, got {args.playouts}")
     return args
 
 
@@ -106,16 +112,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_ERROR
     print(f"wrote the site for {args.model} to {site}")
-    print(f"serve it with: python -m http.server -d {site} 8000   (then open http://localhost:8000/)")
-    if args.bench:
-        result = bench(site, args.bench, args.playouts)
-        print(json.dumps(result, indent=1))
-    if args.screenshot:
-        screenshot(site, args.screenshot)
-        print(f"saved {args.screenshot}")
-    if args.serve is not None:
-        from gomoku.web.browser import serve_forever
+    print(f"serve it with: python -m http.server --bind 127.0.0.1 -d {site} 8000   "
+          "(then open http://127.0.0.1:8000/)")
+    from gomoku.web.browser import BrowserError, serve_forever
 
+    try:
+        if args.bench:
+            result = bench(site, args.bench, args.playouts)
+            print(json.dumps(result, indent=1))
+        if args.screenshot:
+            screenshot(site, args.screenshot)
+            print(f"saved {args.screenshot}")
+    except (BrowserError, OSError) as error:  # no Chromium, or an unwritable picture
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.serve is not None:
         serve_forever(site, args.serve)
     return 0
 

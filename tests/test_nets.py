@@ -130,7 +130,7 @@ def test_model_file_and_errors(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_net(tmp_path / "missing.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint at all")
-    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+    with pytest.raises(CheckpointError, match="not a gomoku-zero checkpoint"):
         load_net(tmp_path / "junk.pt")
     torch.save({"format": "gomoku-zero/1", "net_config": NetConfig().to_dict(),
                 "model": build_net(NetConfig(width=7, height=7)).state_dict()}, tmp_path / "bad.pt")

@@ -141,3 +141,164 @@ def test_exported_model_keeps_its_rule(tmp_path):
     assert player.n_in_row == 4
     with pytest.raises(ValueError, match="4 in a row"):
         player.get_action(Board(9, 9, 5))
+
+
+def _broken_net(bad: float):
+    net = build_net(NetConfig(width=5, height=5))
+    with torch.no_grad():
+        net.heads.policy_fc.weight[0, 0] = bad
+    return net
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_the_check_fails_on_non_finite_weights(tmp_path, bad):
+    """max(0.0, nan) is 0.0: the check must not read a NaN as no difference."""
+    from nets.onnx_export import OnnxExportError, onnx_bytes, save_onnx
+
+    net = _broken_net(bad)
+    model = onnx_bytes(net)
+    with pytest.raises(OnnxCheckError, match="does not match"):
+        check_onnx(net, model)
+    path = save_onnx(model, tmp_path / "broken.onnx")  # such a file, made elsewhere, is refused
+    with pytest.raises(OnnxExportError, match="non-finite weights") as caught:
+        OnnxEvaluator(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_file_that_is_not_onnx_is_refused_in_one_line(tmp_path):
+    from nets.onnx_export import OnnxExportError
+
+    path = tmp_path / "junk.onnx"
+    path.write_bytes(b"\x08\x07 certainly not a model")
+    with pytest.raises(OnnxExportError) as caught:
+        OnnxEvaluator(path)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_in_memory_export_runs_like_the_file(exported):
+    from nets.onnx_export import export_in_memory
+
+    net, _, path = exported
+    model = export_in_memory(net, n_in_row=5)
+    assert read_net_config(model) == net.config
+    from_memory, from_file = OnnxEvaluator(model), OnnxEvaluator(path)
+    planes = random_planes(net.config, 8, np.random.default_rng(2))
+    legal = np.ones((8, 81), dtype=bool)
+    np.testing.assert_allclose(from_memory.evaluate_batch(planes, legal)[0], from_file.evaluate_batch(planes, legal)[0],
+                               atol=1e-6)
+    assert from_memory.n_in_row == 5
+
+
+ONNXRUNTIME_SESSION_FILE = ".ses"
+KILLED_LOADER = """
+import sys
+from gomoku.pbrain.loader import onnx_evaluator
+from gomoku.players import make_player
+player = make_player(f"az:{sys.argv[1]}:10", seed=0)
+evaluator, _ = onnx_evaluator(sys.argv[1])
+print(type(player.evaluator).__name__, type(evaluator).__name__, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_no_temporary_files_survive_a_killed_process(exported, tmp_path):
+    """A .pt model run on onnxruntime (the az player, the engine) is exported in memory: a
+    SIGKILLed process leaves nothing in the temp folder."""
+    import os
+
+    _, model_pt, _ = exported
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(REPO_ROOT))
+    process = subprocess.Popen([sys.executable, "-c", KILLED_LOADER, str(model_pt)], env=env, cwd=REPO_ROOT,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().split() == ["OnnxEvaluator", "OnnxEvaluator"]
+    finally:
+        process.kill()
+        process.wait()
+    # onnxruntime itself keeps a 51-byte session id there (".ses", rewritten by each process)
+    assert sorted(path.name for path in temp.iterdir() if path.name != ONNXRUNTIME_SESSION_FILE) == []
+
+
+def _export_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("export_onnx_script", REPO_ROOT / "scripts" / "export_onnx.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def _one_line_error(capsys, usage: bool = False) -> str:
+    """The error the script printed: one line (after argparse's usage lines for a bad option)."""
+    err = capsys.readouterr().err.strip()
+    if usage:
+        assert err.startswith("usage:"), err
+        err = err.splitlines()[-1]
+    assert err and "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+def test_export_script_never_writes_over_its_model(exported, tmp_path, capsys):
+    import os
+
+    _, model_pt, _ = exported
+    model = tmp_path / "m.pt"
+    model.write_bytes(model_pt.read_bytes())
+    original = model.read_bytes()
+    (tmp_path / "link.onnx").symlink_to(model)
+    os.link(model, tmp_path / "hard.onnx")
+    script = _export_script()
+    for out in (model, tmp_path / "link.onnx", tmp_path / "hard.onnx", tmp_path / "other.pt", tmp_path):
+        assert script.main([str(model), str(out)]) == 2
+        assert "error: the output" in _one_line_error(capsys)
+    assert model.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.onnx", "link.onnx", "m.pt"]
+
+
+@pytest.mark.parametrize("options", [["--opset", "1"], ["--opset", "99"], ["--batch-sizes", "0"],
+                                     ["--batch-sizes", "1", "-3"], ["--tolerance", "nan"], ["--bench-moves", "0"]])
+def test_export_script_refuses_bad_options_in_one_line(exported, tmp_path, capsys, options):
+    _, model_pt, _ = exported
+    with pytest.raises(SystemExit) as caught:
+        _export_script().main([str(model_pt), str(tmp_path / "x.onnx"), *options])
+    assert caught.value.code == 2
+    assert "error:" in _one_line_error(capsys, usage=True)
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def test_export_script_reports_unwritable_outputs_in_one_line(exported, tmp_path, capsys, monkeypatch):
+    import errno
+
+    import nets.onnx_export
+
+    _, model_pt, _ = exported
+    script = _export_script()
+    (tmp_path / "file").write_text("a file, not a folder")
+    assert script.main([str(model_pt), str(tmp_path / "file" / "x.onnx")]) == 2
+    assert "cannot write" in _one_line_error(capsys)
+
+    def full_disk(path, write, before_replace=None):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(nets.onnx_export, "atomic_write", full_disk)
+    assert script.main([str(model_pt), str(tmp_path / "x.onnx")]) == 2
+    assert "No space left on device" in _one_line_error(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("onnxscript") is not None,
+                    reason="onnxscript is installed: the dynamo exporter is there")
+def test_export_script_without_onnxscript_says_so(exported, tmp_path, capsys):
+    _, model_pt, _ = exported
+    assert _export_script().main([str(model_pt), str(tmp_path / "x.onnx"), "--exporter", "dynamo"]) == 2
+    assert "onnxscript" in _one_line_error(capsys)
+
+
+def test_export_script_writes_nothing_when_the_check_fails(tmp_path, capsys):
+    """A NaN in a weight: the model file is refused on load; the check would refuse it too."""
+    save_model(tmp_path / "nan.pt", _broken_net(float("nan")))
+    assert _export_script().main([str(tmp_path / "nan.pt"), str(tmp_path / "nan.onnx")]) == 2
+    assert "non-finite" in _one_line_error(capsys)
+    assert not (tmp_path / "nan.onnx").exists()

@@ -104,10 +104,82 @@ def test_export_script(tmp_path, capsys):
     spec.loader.exec_module(script)
     assert script.main([str(MODEL), "--out", str(tmp_path / "site")]) == 0
     assert (tmp_path / "site" / "index.html").is_file()
-    assert "python -m http.server" in capsys.readouterr().out
+    assert "python -m http.server --bind 127.0.0.1" in capsys.readouterr().out  # not every interface
     small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
     assert script.main([str(small), "--out", str(tmp_path / "bad")]) == 2
     assert "the page plays 9x9 only" in capsys.readouterr().err
+
+
+def _export_web_script():
+    spec = importlib.util.spec_from_file_location("export_web", REPO_ROOT / "scripts" / "export_web.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def _last_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and err.splitlines()[-1].count("error:") == 1, err
+    return err.splitlines()[-1]
+
+
+def test_export_script_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import gomoku.web.export
+
+    script = _export_web_script()
+    for port in ("99999", "-1"):
+        with pytest.raises(SystemExit) as caught:
+            script.main([str(MODEL), "--out", str(tmp_path / "site"), "--serve", port])
+        assert caught.value.code == 2
+        assert "--serve needs a port" in _last_error_line(capsys)
+    (tmp_path / "file").write_text("a file, not a folder")
+    for out in (tmp_path / "file", tmp_path / "file" / "site"):
+        assert script.main([str(MODEL), "--out", str(out)]) == 2
+        assert str(out) in _last_error_line(capsys)
+
+    def read_only(source, target, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setenv("CHROMIUM", str(tmp_path / "no-chromium-here"))
+    assert script.main([str(MODEL), "--out", str(tmp_path / "site"), "--screenshot", str(tmp_path / "x.png")]) == 2
+    assert "no-chromium-here" in _last_error_line(capsys)
+
+    monkeypatch.setattr(gomoku.web.export.shutil, "copyfile", read_only)
+    assert script.main([str(MODEL), "--out", str(tmp_path / "ro")]) == 2
+    assert "cannot write the site into" in _last_error_line(capsys)
+
+
+def test_the_static_server_serves_files_only(tmp_path, capfd):
+    """No folder listings; a NUL byte in the path is a 400, not a traceback; nothing above the folder."""
+    import urllib.error
+    import urllib.request
+
+    from gomoku.web.browser import StaticServer
+
+    (tmp_path / "site" / "sub").mkdir(parents=True)
+    (tmp_path / "site" / "index.html").write_text("the page")
+    (tmp_path / "site" / "sub" / "a.txt").write_text("a file")
+    (tmp_path / "secret.txt").write_text("outside")
+
+    def status(server, path):
+        try:
+            with urllib.request.urlopen(server.url + path, timeout=30) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, ""
+
+    for quiet in (True, False):
+        with StaticServer(tmp_path / "site", quiet=quiet) as server:
+            assert status(server, "") == (200, "the page")
+            assert status(server, "sub/a.txt") == (200, "a file")
+            assert status(server, "sub/")[0] == 404
+            assert status(server, "%00")[0] == 400
+            assert status(server, "sub/%00x")[0] == 400
+            assert status(server, "../secret.txt") != (200, "outside")
+            assert status(server, "%2e%2e/secret.txt") != (200, "outside")
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_play_web_serves_the_page_until_ctrl_c(tmp_path):

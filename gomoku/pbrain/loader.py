@@ -172,20 +172,17 @@ class Players:
         return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row)
 
 
-_exported: dict[Path, tuple[Path, int]] = {}  # .pt model -> (its temporary export, n_in_row)
+_exported: dict[Path, tuple[bytes, int]] = {}  # .pt model -> (its ONNX export, in memory; n_in_row)
 
 
 def remove_exports() -> None:
-    """Delete the temporary exports of .pt models (also done at exit)."""
-    from nets.onnx_export import remove_temporary_exports
-
+    """Forget the in-memory exports of .pt models."""
     _exported.clear()
-    remove_temporary_exports()
 
 
 def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
-    """An OnnxEvaluator for an exported model, or for a .pt model exported (and checked against
-    torch) into a temporary folder on first use, and the n_in_row its net was trained for.
+    """An OnnxEvaluator for an exported model, or for a .pt model exported in memory (and checked
+    against torch) on first use, and the n_in_row its net was trained for.
     Raises ImportError without onnx/onnxruntime."""
     from nets.onnx_export import require
 
@@ -193,13 +190,13 @@ def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
     require("onnxruntime")
     from nets.checkpoint import DEFAULT_N_IN_ROW, load_model
     from nets.onnx_evaluator import OnnxEvaluator
-    from nets.onnx_export import export_temporary
+    from nets.onnx_export import export_in_memory
 
     path = Path(path)
     if path.suffix.lower() != ".onnx":
         if path.resolve() not in _exported:
             net, n_in_row = load_model(path)
-            _exported[path.resolve()] = export_temporary(net, n_in_row), n_in_row
+            _exported[path.resolve()] = export_in_memory(net, n_in_row), n_in_row
         exported, n_in_row = _exported[path.resolve()]
         return OnnxEvaluator(exported, threads=threads), n_in_row
     evaluator = OnnxEvaluator(path, threads=threads)

@@ -143,8 +143,8 @@ class AlphaZeroPlayer(SearchPlayer):
         """Load a model or training checkpoint (torch is imported only here), or an exported
         ``.onnx`` model, which runs on onnxruntime.
 
-        ``runtime``: where a ``.pt`` net runs on the CPU: "torch", "onnx" (exported to a temporary
-        file and checked against torch first), or "auto" = onnx on a CPU when onnxruntime is
+        ``runtime``: where a ``.pt`` net runs on the CPU: "torch", "onnx" (exported in memory
+        and checked against torch first), or "auto" = onnx on a CPU when onnxruntime is
         installed (about twice as fast for one position at a time), torch otherwise.
         ``threads``: onnxruntime's intra-op threads (1 where several searches share the cores).
         The player keeps the rule the net was trained for (``n_in_row``, 5 for files that record
@@ -170,9 +170,9 @@ class AlphaZeroPlayer(SearchPlayer):
             device = device or default_device()
             if _use_onnx(runtime, device):
                 from nets.onnx_evaluator import OnnxEvaluator
-                from nets.onnx_export import export_temporary
+                from nets.onnx_export import export_in_memory
 
-                evaluator = OnnxEvaluator(export_temporary(net, n_in_row), threads=threads)
+                evaluator = OnnxEvaluator(export_in_memory(net, n_in_row), threads=threads)
             else:
                 evaluator = NetEvaluator(net, device)
         player = cls(evaluator, n_playout=n_playout, seed=seed, name=f"az:{path}:{n_playout}", **kwargs)

@@ -64,12 +64,10 @@ def _az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1):
         onnx = onnx_available() and str(s.device).startswith("cpu")
     if not onnx:
         return NetEvaluator(net, s.device)
-    import tempfile
-
     from nets.onnx_evaluator import OnnxEvaluator
-    from nets.onnx_export import export_onnx
+    from nets.onnx_export import onnx_bytes
 
-    return OnnxEvaluator(export_onnx(net, tempfile.mkdtemp() + "/net.onnx"), threads=threads)
+    return OnnxEvaluator(onnx_bytes(net), threads=threads)
 
 
 def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,

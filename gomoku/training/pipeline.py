@@ -90,7 +90,8 @@ class TrainPipeline:
         self._config_on_disk: dict | None = None  # what config.yaml holds
         try:
             remove_stale_temps(self.run_dir, self.shards.folder)
-            payload = load_checkpoint(self.run_dir / CHECKPOINT, map_location=self.device) if resume else None
+            payload = (load_checkpoint(self.run_dir / CHECKPOINT, map_location=self.device, training=True)
+                       if resume else None)
             if payload is not None:
                 config = self._resume_config(payload, config, overrides or [])
             elif config is None:

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -34,16 +35,33 @@ class BrowserError(RuntimeError):
 
 
 # ---------------------------------------------------------------------------- static server
-class _QuietHandler(SimpleHTTPRequestHandler):
+class _SiteHandler(SimpleHTTPRequestHandler):
+    """Serves the files of the site: no folder listings, and a path the OS cannot open (a NUL
+    byte in it) is a 400 answer, not a traceback."""
+
+    def list_directory(self, path):
+        self.send_error(HTTPStatus.NOT_FOUND, "No such file")
+        return None
+
+    def send_head(self):
+        try:
+            return super().send_head()
+        except ValueError:  # open() of a path with an embedded NUL byte; nothing was sent yet
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad path")
+            return None
+
+
+class _QuietHandler(_SiteHandler):
     def log_message(self, format, *args):  # noqa: A002 (the base class's name)
         pass
 
 
 class StaticServer:
-    """Serves ``directory`` on 127.0.0.1 (``port`` 0: any free port) from a background thread."""
+    """Serves ``directory`` on 127.0.0.1 (``port`` 0: any free port) from a background thread.
+    Only files are served: no folder listings."""
 
     def __init__(self, directory: str | os.PathLike, port: int = 0, host: str = "127.0.0.1", quiet: bool = True):
-        handler = _QuietHandler if quiet else SimpleHTTPRequestHandler
+        handler = _QuietHandler if quiet else _SiteHandler
         self.httpd = ThreadingHTTPServer((host, port), functools.partial(handler, directory=str(directory)))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

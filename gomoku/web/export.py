@@ -4,7 +4,7 @@ The site is plain files (no build step, no server code): ``index.html``, ``style
 scripts of ``static/`` (rules, net, search, players, the Web Worker and the page), ``model.json``
 (the net's config, where each tensor of its state dict lies in ``weights.bin``, its shape in
 torch's own layout, and the search defaults) and ``weights.bin`` (little-endian float32). Any
-static file host serves it: ``python -m http.server``, GitHub Pages, a bucket.
+static file host serves it: ``python -m http.server --bind 127.0.0.1``, GitHub Pages, a bucket.
 """
 
 from __future__ import annotations
@@ -99,11 +99,14 @@ def export_site(model_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pa
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out} exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    for name in STATIC_FILES:
-        shutil.copyfile(STATIC_DIR / name, out / name)
-    (out / "weights.bin").write_bytes(weights)
-    (out / "model.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    (out / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the files as they are
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in STATIC_FILES:
+            shutil.copyfile(STATIC_DIR / name, out / name)
+        (out / "weights.bin").write_bytes(weights)
+        (out / "model.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        (out / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the files as they are
+    except OSError as error:  # read-only, full, or a file where a folder should be
+        raise ExportError(f"cannot write the site into {out}: {error.strerror or error}") from error
     return out
 
