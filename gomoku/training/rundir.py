@@ -41,6 +41,23 @@ def fault_point(name: str) -> None:
         os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
 
 
+def make_run_dir(path: Path) -> None:
+    """Create the run directory (and its parents) if needed; ValueError, in words, when ``path``
+    is a file, a link to nothing, or under a file (mkdir's own error is ``[Errno 17] File exists``)."""
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"run directory {path} is a link to {os.readlink(path)}, which does not exist")
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"run directory {path} is a file, not a directory; choose another --run-dir")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        raise ValueError(f"cannot create run directory {path}: {blocker or 'a part of its path'} is not a "
+                         f"directory") from None
+    except OSError as error:
+        raise ValueError(f"cannot create run directory {path}: {error.strerror or error}") from None
+
+
 class RunLockedError(RuntimeError):
     """Another trainer holds the run directory."""
 
