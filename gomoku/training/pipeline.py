@@ -86,8 +86,10 @@ def writing(path: Path):
         if cause is None or isinstance(error, RunWriteError):
             raise
         reason = cause.strerror or str(cause)
-        raise RunWriteError(cause.errno, f"cannot write {path}: {reason}; the run stays at its last saved "
-                                         f"iteration (free some space, then --resume)") from error
+        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration "
+                                f"(free some space, then --resume)")
+        failure.errno = cause.errno
+        raise failure from error
 
 
 def format_duration(seconds: float) -> str:
