@@ -149,6 +149,13 @@ def test_a_bad_set_value_on_resume_and_in_an_ablation_variant(tmp_path, train, c
             signal.signal(number, handler)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "override 'search.n_playout=[': the value is not valid YAML" in err[0]
+    from gomoku.training.ablation import Variant, run_ablation
+
+    for minutes, seed, message in ((float("nan"), 0, "minutes must be a finite number > 0"),
+                                   (1.0, -1, "seed must be in 0..4294967295, got -1")):
+        with pytest.raises(ValueError, match=message):
+            run_ablation(SMOKE, [Variant.parse("x")], tmp_path / "abl", minutes, ["random"], 2, seed=seed)
+    assert not (tmp_path / "abl").exists()
 
 
 def test_a_run_dir_that_is_a_file_or_a_dangling_link(tmp_path, train):

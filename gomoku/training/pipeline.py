@@ -523,8 +523,11 @@ class TrainPipeline:
         state = ("a new run" if self.resumed_from is None else
                  f"resumed at iteration {self.resumed_from}, {self.games_played:,} games, "
                  f"{format_duration(self.wall_time)} run time")
-        given = f"{config_path} (the run keeps its own config, {CONFIG})" if self.resumed_from is not None \
-            else str(config_path) if config_path is not None else "given in code"
+        if self.resumed_from is None:
+            given = str(config_path) if config_path is not None else "given in code"
+        else:
+            own = f"the run's own ({self.run_dir / CONFIG})"
+            given = own if config_path is None else f"{own}; {config_path} checked against it"
         first_eval = (self.games_played // c.eval.check_freq + 1) * c.eval.check_freq
         return [f"run directory: {self.run_dir} ({state})",
                 f"config: {given}",
