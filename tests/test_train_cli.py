@@ -239,4 +239,4 @@ def test_selfplay_device_cuda_without_cuda(tmp_path, train):
                          "--set", "selfplay.device=cuda")
     assert code == 2 and err == ["error: selfplay.device: cuda, but CUDA is not available here (use cpu or auto: "
                                  "--set selfplay.device=auto)"]
-    assert not (tmp_path / "R" / "checkpoint.pt").exists()
+    assert not (tmp_path / "R").exists()

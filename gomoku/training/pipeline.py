@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import json
 import logging
 import math
@@ -86,8 +87,8 @@ def writing(path: Path):
         if cause is None or isinstance(error, RunWriteError):
             raise
         reason = cause.strerror or str(cause)
-        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration "
-                                f"(free some space, then --resume)")
+        fix = "free some space, then --resume" if cause.errno == errno.ENOSPC else "then --resume"
+        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration ({fix})")
         failure.errno = cause.errno
         raise failure from error
 
@@ -171,6 +172,8 @@ class TrainPipeline:
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if resume and not (self.run_dir / CHECKPOINT).is_file():
             raise CheckpointError(f"no checkpoint at {self.run_dir / CHECKPOINT}: there is no run to resume")
+        if config is not None and not resume:
+            check_device(config)  # before the run directory is made
         make_run_dir(self.run_dir)
         self.resumed_from: int | None = None  # the iteration a resume started at (None: a new run)
         self._lock = RunLock(self.run_dir)
@@ -188,7 +191,7 @@ class TrainPipeline:
             else:
                 self._check_empty()
             self._setup(config)
-            check_device(config)
+            check_device(config)  # a resumed run's
             if payload is not None:
                 self._load(payload)
                 self.resumed_from = self.iteration
