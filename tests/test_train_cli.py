@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,14 @@ def test_selfplay_device_cuda_without_cuda(tmp_path, train):
     assert code == 2 and err == ["error: selfplay.device: cuda, but CUDA is not available here (use cpu or auto: "
                                  "--set selfplay.device=auto)"]
     assert not (tmp_path / "R").exists()
+
+
+def test_the_progress_bar_shows_games_of_the_target_and_the_phase(tmp_path, capsys):
+    pipeline = TrainPipeline(load_config(SMOKE), tmp_path, device="cpu", progress=True)
+    pipeline.run(max_iterations=2)
+    bar = capsys.readouterr().err.replace("\r", "\n")
+    for text in ("0/12 games |", "run 0:00:00, end in ? (timing the first iteration) | self-play", "4/12 games |",
+                 "| training 1/", "8/12 games |", "| evaluation vs pure:20 2/2", "positions/s, evaluation in ~",
+                 "end in ~"):
+        assert text in bar, text
+    assert not [t for t in threading.enumerate() if t.name == "progress-clock"]  # the bar's clock stopped

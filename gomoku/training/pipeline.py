@@ -23,6 +23,7 @@ import json
 import logging
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,7 +209,9 @@ class TrainPipeline:
         self.moves_played = 0  # self-play moves made in this session, unfinished games included
         self.stop_reason = ""  # why the last ``run`` stopped, e.g. "reached 1,200 games"
         self._bar: tqdm | None = None  # the run's progress bar (games of the target), while running
-        self._progress = ""  # its text: run time, speed, ETAs (after each iteration)
+        self._progress = ""  # its text: speed and ETAs (after each iteration)
+        self._phase = "self-play"  # what the run is doing now, at the end of the bar
+        self._iteration_started: float | None = None  # perf_counter() at the start of the iteration in flight
         self._target = RunTarget(self.config.train.game_batch_num)
         self._session_start = (0.0, 0)  # (run wall time, games) when this session's run began
 
@@ -561,6 +564,10 @@ class TrainPipeline:
                          disable=not self.progress, dynamic_ncols=True,
                          bar_format="{n_fmt}/{total_fmt} games |{bar}| {desc}")
         self._update_bar()
+        ticking = threading.Event()
+        clock = threading.Thread(target=self._tick, args=(ticking,), daemon=True, name="progress-clock")
+        if self.progress:  # the run time on the bar moves on between the bar's other updates
+            clock.start()
         try:
             self._start_workers()
             while (reason := self._stop_reason(target, done)) is None:
@@ -575,6 +582,9 @@ class TrainPipeline:
                             self.run_dir / CHECKPOINT)
             raise
         finally:
+            ticking.set()
+            if clock.is_alive():
+                clock.join()
             self._bar.close()
             self._bar = None
             if self._pool is not None:
@@ -609,8 +619,11 @@ class TrainPipeline:
 
     def progress_text(self, positions_per_s: float | None = None) -> str:
         """``run 0:12:03, 41.7 positions/s, evaluation in ~0:08:10, end in ~0:44:00``."""
+        return f"run {format_duration(self.wall_time)}, {self._speed_and_eta(positions_per_s)}"
+
+    def _speed_and_eta(self, positions_per_s: float | None = None) -> str:
         to_eval, to_end = self.eta()
-        parts = [f"run {format_duration(self.wall_time)}"]
+        parts = []
         if positions_per_s is not None:
             parts.append(f"{positions_per_s:.1f} positions/s")
         if to_eval is not None:
@@ -623,12 +636,23 @@ class TrainPipeline:
         """The bar's games and its text after an iteration (the phase is self-play until the next one)."""
         if self._bar is not None:
             self._bar.n = min(self.games_played, self._bar.total)
-            self._progress = self.progress_text(positions_per_s)
+            self._progress = self._speed_and_eta(positions_per_s)
             self._set_phase("self-play")
 
     def _set_phase(self, phase: str) -> None:
-        if self._bar is not None:
-            self._bar.set_description_str(f"{self._progress} | {phase}", refresh=True)
+        self._phase = phase
+        self._render()
+
+    def _render(self) -> None:
+        """The bar's text: the run time now, the speed and ETAs of the last iteration, the phase."""
+        bar, started = self._bar, self._iteration_started
+        if bar is not None:
+            now = self.wall_time + (time.perf_counter() - started if started is not None else 0.0)
+            bar.set_description_str(f"run {format_duration(now)}, {self._progress} | {self._phase}", refresh=True)
+
+    def _tick(self, stop: threading.Event) -> None:
+        while not stop.wait(1.0):
+            self._render()
 
     def close(self) -> None:
         """Release the run directory to other trainers."""
@@ -673,7 +697,7 @@ class TrainPipeline:
 
     def _iteration(self) -> None:
         c = self.config
-        start = time.perf_counter()
+        start = self._iteration_started = time.perf_counter()
         self.iteration += 1
         want = min(c.selfplay.games_per_iteration, c.train.game_batch_num - self.games_played)
         moves_before = self.moves_played
@@ -709,6 +733,7 @@ class TrainPipeline:
             record["eval"] = self.evaluate()
             record["eval_s"] = time.perf_counter() - eval_start
         self.wall_time += time.perf_counter() - start
+        self._iteration_started = None
         record["wall_time"] = self.wall_time
         self._commit(record, buffer_start, samples)
         speed = record["selfplay_positions_per_s"]
