@@ -58,7 +58,8 @@ def test_resume_with_the_command_line_that_started_the_run(tmp_path, train, capl
     run = tmp_path / "R"
     line = ["--config", SMOKE, "--run-dir", str(run), "--no-progress", "--set", "board.width=9",
             "--set", "board.height=9", "--set", "board.n_in_row=5", "--set", "selfplay.parallel_games=2",
-            "--set", "selfplay.games_per_iteration=2", "--set", "search.n_playout=8"]
+            "--set", "selfplay.games_per_iteration=2", "--set", "search.n_playout=8", "--set", "seed=3",
+            "--set", "net.channels=8"]
     code, out, err = train(*line, "--max-iterations", "1")
     assert code == 0, err
     assert "run directory: " in out and "(a new run)" in out and "board: 9x9, 5 in a row" in out
@@ -80,12 +81,14 @@ def test_resume_with_the_command_line_that_started_the_run(tmp_path, train, capl
     # The config file differing from the run, with no --set saying so: the run's value is kept, and said.
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        code, _, err = train(*line[:-2], "--resume", "--max-iterations", "0")
+        code, _, err = train(*line[:-6], *line[-4:], "--resume", "--max-iterations", "0")
     assert code == 0, err
     assert "search.n_playout (run 8, given 16)" in caplog.text
-    # What may not change still may not: the config file without the board's --set.
+    # What may not change still may not: the config file without the --set of seed, board and net.
     code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--resume", "--no-progress")
-    assert code == 2 and len(err) == 1 and "board.width: the run was trained with 9" in err[0]
+    assert code == 2 and len(err) == 1 and "seed: the run was trained with 3, the config given asks for 0" in err[0]
+    code, _, err = train(*line, "--set", "board.n_in_row=4", "--resume", "--no-progress")
+    assert code == 2 and len(err) == 1 and "board.n_in_row: the run was trained with 5, --set asks for 4" in err[0]
 
 
 def test_banner_progress_and_the_end_line(tmp_path, train, caplog):
