@@ -10,6 +10,7 @@ line is skipped).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -32,11 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("source", metavar="RUN_DIR_OR_METRICS_JSONL", help="a run directory or its metrics.jsonl")
-    parser.add_argument("--out", type=Path, help="the PNG to write (default: curves.png in the run directory)")
+    parser.add_argument("--out", type=Path, help="the PNG to write, or a folder for curves.png (default: curves.png "
+                                                 "in the run directory); the path written is printed")
     parser.add_argument("--size", type=parse_size, default=(1200, 800), metavar="WxH",
                         help="image size in pixels (default: 1200x800)")
     parser.add_argument("--title", help="the figure's title (default: from the run directory's name)")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="plot.py: warning: %(message)s")
     from gomoku.training.plot import plot_metrics  # imports matplotlib
 
     try:

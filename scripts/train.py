@@ -1,9 +1,14 @@
-"""Train an AlphaZero gomoku player: python scripts/train.py --config configs/9x9.yaml"""
+"""Train an AlphaZero gomoku player: python scripts/train.py --config configs/9x9.yaml
+
+Prints where the run is (its directory, device, workers, what stops it), a progress line (games
+of the target, run time, self-play speed, ETA to the next evaluation and to the end), each
+evaluation's result, and at the end the command that plays the run's best model."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import sys
 from pathlib import Path
@@ -41,6 +46,40 @@ def device_error(name: str) -> str | None:
     return None
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def end_message(pipeline, run_dir: Path) -> str:
+    """The last line: why the run stopped, and what to run to play it (or when best.pt comes)."""
+    from gomoku.training.pipeline import BEST_MODEL, format_duration
+
+    done = (f"done: {pipeline.stop_reason}; {pipeline.games_played:,} games, "
+            f"{format_duration(pipeline.wall_time)} run time, in {run_dir}")
+    best = run_dir / BEST_MODEL
+    if best.exists():
+        return f"{done}\nplay its best model: python scripts/play.py --model {best}"
+    check = pipeline.config.eval.check_freq
+    return (f"{done}\nno {BEST_MODEL} yet: the first evaluation comes at {check:,} games (train longer: "
+            f"the same command with --resume --set train.game_batch_num=N)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--config", help="YAML config, e.g. configs/9x9.yaml (with --resume: optional, the run "
@@ -52,10 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a config value (repeatable), e.g. --set search.n_playout=200")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
-    parser.add_argument("--max-iterations", type=int, help="stop after this many iterations")
-    parser.add_argument("--max-minutes", type=float,
-                        help="stop once the run's wall time (all its sessions, as in metrics.jsonl) reaches this; "
-                             "for runs compared at equal time")
+    parser.add_argument("--max-iterations", type=positive_int, help="stop after this many iterations")
+    parser.add_argument("--max-minutes", type=positive_minutes,
+                        help="stop once the run's wall time (all its sessions, as in metrics.jsonl) reaches this "
+                             "(as train.max_minutes; the smaller of the two wins)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.config is None and not args.resume:
@@ -68,31 +107,42 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        if args.resume:  # the run's own config, --set applied to it (in the pipeline)
-            config = load_config(args.config) if args.config is not None else None
-        else:
-            config = load_config(args.config, args.set)
+        # On resume the run's own config is used, with --set applied to it (in the pipeline); the
+        # --config given, with the same --set, is only checked against it: the command line that
+        # started a run resumes it.
+        config = load_config(args.config, args.set) if args.config is not None else None
     except (ConfigError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.device is not None and (problem := device_error(args.device)):
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    from gomoku.training.pipeline import TrainingDiverged, TrainPipeline
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    from gomoku.training.pipeline import CHECKPOINT, TrainingDiverged, TrainPipeline
     from gomoku.training.rundir import RunLockedError
     from gomoku.training.selfplay import WorkerError
 
-    run_dir = args.run_dir or str(ROOT / "runs" / Path(args.config).stem)
+    run_dir = Path(args.run_dir or ROOT / "runs" / Path(args.config).stem)
+    had_checkpoint = (run_dir / CHECKPOINT).is_file()
     pipeline = None
     try:
         pipeline = TrainPipeline(config, run_dir, device=args.device, resume=args.resume,
                                  progress=not args.no_progress, overrides=args.set if args.resume else None)
-        pipeline.run(max_iterations=args.max_iterations,
-                     max_wall_s=None if args.max_minutes is None else 60 * args.max_minutes)
+        target = pipeline.target(args.max_iterations, None if args.max_minutes is None else 60 * args.max_minutes)
+        for line in pipeline.describe(target, args.config):
+            print(line)
+        sys.stdout.flush()
+        with logging_redirect_tqdm():  # log lines above the progress bar, not through it
+            pipeline.run(max_iterations=target.iterations, max_wall_s=target.wall_s)
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this message
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if pipeline is None:
+        if pipeline is None and not had_checkpoint and (run_dir / CHECKPOINT).is_file():
+            # stopped in the constructor, after the new run's first save (iteration 0)
+            print(f"\ninterrupted; the new run is saved in {run_dir} at iteration 0 (continue with --resume)",
+                  file=sys.stderr)
+        elif pipeline is None:
             print(f"\ninterrupted before training started; nothing new in {run_dir}", file=sys.stderr)
         else:  # each completed iteration was committed (atomically) before this could be raised
             print(f"\ninterrupted; the run is saved in {run_dir} at iteration {pipeline.committed_iteration} "
@@ -104,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     except (TrainingDiverged, WorkerError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(f"done: {pipeline.games_played} games, run directory {run_dir}")
+    print(end_message(pipeline, run_dir))
     return 0
 
 

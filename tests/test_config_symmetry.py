@@ -106,3 +106,52 @@ def test_malformed_yaml_names_the_file_and_line(tmp_path):
     path.write_text("board:\n  width: [9\n")
     with pytest.raises(ConfigError, match=r"bad\.yaml: line 3, column 1"):
         load_config(path)
+
+
+@pytest.mark.parametrize("override, message", [
+    # eval.opponents go through the players' spec parser at load, not at the first evaluation
+    ("eval.opponents=[minimax:0]", r"eval.opponents\[0\]: bad player spec 'minimax:0' \(DEPTH must be"),
+    ("eval.opponents=[minimax:2, pure:-5]", r"eval.opponents\[1\]: bad player spec 'pure:-5' \(PLAYOUTS must be"),
+    ("eval.opponents=[random:5]", r"eval.opponents\[0\]: bad player spec 'random:5'$"),
+    ("eval.opponents=[human]", r"eval.opponents\[0\]: 'human': expected random"),
+    # one playout only expands the root: no move gets a visit (was: "Probabilities contain NaN")
+    ("search.fast_playouts=1", "search.fast_playouts: must be 0 .off. or in 2..n_playout - 1"),
+    ("eval.n_playout=1", r"eval.n_playout: must be in 2\.\."),
+    # sizes far past any useful run: an error naming the key, not an allocation or a traceback later
+    ("train.buffer_size=1000000000000", r"train.buffer_size: 1000000000000 positions of 9x9 need .* GiB"),
+    ("net.channels=100000000", r"net.channels: must be in 1..1024"),
+    ("train.lr=1e300", r"train.lr: must be in \(0, 1\]"),
+    ("board.width=100000", r"board.width: must be in 1..32"),
+    ("search.n_playout=1000000000", r"search.n_playout: must be in 2..100000"),
+    ("seed=-1", r"^seed: must be in 0..4294967295, got -1"),
+    ("seed=99999999999", r"^seed: must be in 0..4294967295"),
+    ("train.max_minutes=-5", r"train.max_minutes: must be >= 0"),
+    # a --set value that is not YAML
+    ("search.n_playout=[", r"^override 'search.n_playout=\[': the value is not valid YAML \("),
+])
+def test_hostile_values_are_one_line_errors_naming_the_key(override, message):
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_config("configs/9x9.yaml", [override])
+    assert "\n" not in str(caught.value)
+
+
+def test_validate_spec_agrees_with_make_player():
+    from gomoku.players import make_player, validate_spec
+
+    for spec in ("random", "heuristic", "minimax:1", "pure:3", "az:some/file.pt:400", "human"):
+        validate_spec(spec)  # well-formed: no error, nothing built (the az file does not exist)
+    for spec in ("minimax:0", "minimax:x", "pure:-5", "pure:", "random:5", "az:400", "nope", "heuristic:1"):
+        with pytest.raises(ValueError, match="bad player spec") as by_validate:
+            validate_spec(spec)
+        with pytest.raises(ValueError) as by_make:
+            make_player(spec)
+        assert str(by_validate.value) == str(by_make.value)
+
+
+def test_bad_variant_override_is_a_config_error(tmp_path):
+    from gomoku.training.ablation import Variant, run_ablation
+
+    with pytest.raises(ConfigError, match="override 'search.n_playout=\\[': the value is not valid YAML"):
+        run_ablation("configs/smoke.yaml", [Variant.parse("bad search.n_playout=[")], tmp_path / "abl", 1.0,
+                     ["random"], 2)
+    assert not (tmp_path / "abl").exists()  # checked before anything ran

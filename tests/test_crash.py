@@ -192,3 +192,21 @@ def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
     assert [r["iteration"] for r in _records(tmp_path)] == [1]
     assert not _temps(tmp_path)
     check_consistent(TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False))
+
+
+def test_a_metrics_file_cut_mid_file_is_named_on_resume(tmp_path, caplog):
+    import logging
+
+    config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES + ["train.game_batch_num=3"])
+    TrainPipeline(config, tmp_path, device="cpu", progress=False).run()
+    path = tmp_path / "metrics.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 3
+    path.write_bytes(lines[0] + b"garbage\n" + lines[1][: len(lines[1]) // 2])  # a copy cut short, a bad line
+    with caplog.at_level(logging.WARNING):
+        resumed = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False)
+    resumed.close()
+    assert f"{path}: line 2 is not a metrics record (7 bytes); kept as it is" in caplog.text
+    assert f"{path}: dropping a torn last line (line 3," in caplog.text
+    assert f"{path}: holds no record of iteration(s) 2-3 of the checkpoint's 3" in caplog.text
+    assert path.read_bytes() == lines[0] + b"garbage\n"

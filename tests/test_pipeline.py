@@ -39,6 +39,25 @@ def test_self_play_records_are_consistent():
             replay.do_move(move)
 
 
+def test_the_fewest_fast_playouts_allowed_play_legal_games():
+    """fast_playouts 1 is refused (a search of one playout only expands the root: no visits, and the
+    move's probabilities were NaN); 2, the fewest allowed, visits a move in every fast search."""
+    from gomoku.training.config import ConfigError
+
+    with pytest.raises(ConfigError, match="search.fast_playouts: must be 0 .off. or in 2..n_playout - 1"):
+        load_config("configs/smoke.yaml", ["search.fast_playouts=1"])
+    config = load_config("configs/smoke.yaml", ["search.fast_playouts=2", "search.full_search_prob=0.2"])
+    runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
+                            rng=np.random.default_rng(1))
+    games = runner.play(6)
+    assert len(games) >= 6
+    for game in games:
+        board = Board.from_moves(game.moves, 6, 6, 4)  # every move legal
+        assert board.game_end() == (True, game.winner)
+        assert len(game.states) < len(game.moves)  # the fast searches' positions are not recorded
+        assert np.isfinite(game.probs).all()
+
+
 def test_smoke_run_then_resume(tmp_path):
     run = tmp_path / "run"
     config = load_config("configs/smoke.yaml", ["train.game_batch_num=8"])

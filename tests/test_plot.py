@@ -166,3 +166,39 @@ def test_import_gomoku_imports_no_plotting():
     code = ("import sys, gomoku, gomoku.training\n"
             "assert not {'matplotlib', 'pygame', 'gomoku.training.plot'} & set(sys.modules), sys.modules.keys()")
     subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True, timeout=60)
+
+
+def test_out_folder_or_no_suffix_prints_the_file_written(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    run = tmp_path / "run"
+    write_metrics(run, synthetic_records(6))
+    (tmp_path / "pics").mkdir()
+    script = str(REPO_ROOT / "scripts" / "plot.py")
+    for out, written in ((tmp_path / "pics", tmp_path / "pics" / "curves.png"),
+                         (tmp_path / "noext", tmp_path / "noext.png")):
+        done = subprocess.run([sys.executable, script, str(run), "--out", str(out)], cwd=REPO_ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == str(written) and written.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["noext.png", "pics", "run"]
+    with pytest.raises(ValueError, match=r"x\.jpg: the plot is a PNG"):
+        plot_metrics(run, tmp_path / "x.jpg")
+
+
+def test_huge_values_and_damaged_lines_are_skipped_and_named(tmp_path, caplog):
+    import logging
+
+    records = synthetic_records(40)
+    records[10]["loss"], records[11]["loss"] = 1e308, -1e308  # an axis over both overflowed
+    records[12]["kl"] = 1e300
+    path = write_metrics(tmp_path, records)
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(text[:20]) + "garbage\n" + "".join(text[20:]))  # line 21
+    with caplog.at_level(logging.WARNING, logger="gomoku.training.plot"):
+        out = plot_metrics(tmp_path)
+    assert imread(out).shape[:2] == DEFAULT_SIZE[::-1]
+    assert f"{path}: skipped line(s) 21: not metrics records" in caplog.text
+    assert "loss: 2 value(s) beyond 1e+15 not drawn (first at 176 games)" in caplog.text
+    assert "kl: 1 value(s) beyond 1e+15 not drawn" in caplog.text
+    loss = lines(build_figure(load_metrics(tmp_path)).get_axes()[0], "loss")[0]
+    assert len(loss.get_xdata()) == 40 - 3 - 2  # no training in the first 3 records, 2 too large

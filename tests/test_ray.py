@@ -166,3 +166,29 @@ def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
         ray.shutdown()
         cluster.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+@needs_ray
+def test_an_address_with_no_cluster_is_a_quick_error():
+    """ray.init retries a closed port for minutes: the address is tried first (no timing asserted)."""
+    import socket
+
+    import ray
+
+    from gomoku.training.ray_backend import check_reachable, start_ray
+    from gomoku.training.selfplay import WorkerError
+
+    with socket.socket() as held:  # a port bound here but not listening: connections are refused
+        held.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{held.getsockname()[1]}"
+        with pytest.raises(WorkerError, match=f"selfplay.ray_address '{address}': no Ray cluster to join at "
+                                              f"{address} \\(Connection refused\\)"):
+            start_ray(address, None)
+    assert not ray.is_initialized()
+    for bad in ("nohost", "127.0.0.1:port", ":6379"):
+        with pytest.raises(WorkerError, match="expected HOST:PORT"):
+            check_reachable(bad)
+    with socket.socket() as server:  # something listens: the check lets ray.init go on
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")

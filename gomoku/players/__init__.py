@@ -45,6 +45,25 @@ def _positive_int(text: str, spec: str, what: str) -> int:
     return int(text)
 
 
+def validate_spec(spec: str) -> None:
+    """Raise the ValueError that ``make_player`` raises for a malformed ``spec``, without building
+    the player (no search, no model file read): for checking specs in a config up front."""
+    kind, _, rest = spec.strip().partition(":")
+    if kind in ("random", "heuristic", "human") and not rest:
+        return
+    if kind == "minimax":
+        _positive_int(rest, spec, "DEPTH")
+    elif kind == "pure":
+        _positive_int(rest, spec, "PLAYOUTS")
+    elif kind == "az":
+        path, sep, playouts_text = rest.rpartition(":")
+        if not sep or not path:
+            raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS")
+        _positive_int(playouts_text, spec, "PLAYOUTS")
+    else:
+        raise _bad_spec(spec)
+
+
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
                 leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
@@ -85,4 +104,4 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
            "WINDOW_THREADS", "HeuristicPlayer",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "format_point", "make_player", "parse_point",
-           "winning_points"]
+           "validate_spec", "winning_points"]

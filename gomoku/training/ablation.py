@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from gomoku.training.config import Config, load_config
+from gomoku.training.config import MAX_SEED, Config, load_config
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +134,10 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
     the order given. Every override is checked before anything runs."""
     if len({v.name for v in variants}) != len(variants):
         raise ValueError("two variants share a name")
-    if minutes <= 0 or games < 1:
-        raise ValueError("minutes must be > 0 and games >= 1")
+    if not (math.isfinite(minutes) and minutes > 0) or games < 1:
+        raise ValueError(f"minutes must be a finite number > 0 and games >= 1, got {minutes} and {games}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be in 0..{MAX_SEED}, got {seed}")
     configs = {v.name: variant_config(config_path, v) for v in variants}
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)

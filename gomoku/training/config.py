@@ -25,6 +25,23 @@ def _check(condition: bool, key: str, message: str) -> None:
         raise ConfigError(f"{key}: {message}")
 
 
+def _check_range(value: float, low: float, high: float, key: str) -> None:
+    _check(low <= value <= high, key, f"must be in {low}..{high}, got {value!r}")
+
+
+# Upper bounds of the sizes: far past any useful run, low enough that a typo (an extra zero, 1e12)
+# is an error naming the key instead of an allocation that fails (or a run that never ends).
+MAX_SEED = 2**32 - 1
+MAX_BOARD = 32  # the Gomocup protocol's largest board
+MAX_CHANNELS = 1024
+MAX_BLOCKS = 64
+MAX_PLAYOUTS = 100_000
+MAX_PARALLEL = 4096  # workers, games a worker advances together
+MAX_GAMES = 10**9
+MAX_BUFFER_BYTES = 16 * 2**30  # the replay buffer's arrays (states, policies, outcomes)
+MAX_LR = 1.0
+
+
 @dataclass
 class BoardConfig:
     width: int = 9
@@ -33,7 +50,7 @@ class BoardConfig:
 
     def validate(self, prefix: str) -> None:
         for name in ("width", "height", "n_in_row"):
-            _check(getattr(self, name) >= 1, f"{prefix}.{name}", "must be >= 1")
+            _check_range(getattr(self, name), 1, MAX_BOARD, f"{prefix}.{name}")
         _check(self.n_in_row <= max(self.width, self.height), f"{prefix}.n_in_row", "does not fit the board")
 
 
@@ -45,7 +62,8 @@ class NetSection:
 
     def validate(self, prefix: str) -> None:
         _check(self.arch in ("conv3", "resnet"), f"{prefix}.arch", "must be conv3 or resnet")
-        _check(self.channels >= 1 and self.blocks >= 1, prefix, "channels and blocks must be >= 1")
+        _check_range(self.channels, 1, MAX_CHANNELS, f"{prefix}.channels")
+        _check_range(self.blocks, 1, MAX_BLOCKS, f"{prefix}.blocks")
 
 
 @dataclass
@@ -71,15 +89,17 @@ class SearchSection:
     vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
 
     def validate(self, prefix: str) -> None:
-        _check(self.n_playout >= 2, f"{prefix}.n_playout", "must be >= 2")
+        _check_range(self.n_playout, 2, MAX_PLAYOUTS, f"{prefix}.n_playout")
         _check(self.c_puct > 0, f"{prefix}.c_puct", "must be > 0")
         _check(self.dirichlet_alpha > 0, f"{prefix}.dirichlet_alpha", "must be > 0")
         _check(0 <= self.dirichlet_epsilon <= 1, f"{prefix}.dirichlet_epsilon", "must be in [0, 1]")
         _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
         _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
-        _check(self.leaves_per_step >= 1, f"{prefix}.leaves_per_step", "must be >= 1")
-        _check(self.vcf_nodes >= 1, f"{prefix}.vcf_nodes", "must be >= 1")
-        _check(0 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts", "must be in 0..n_playout - 1")
+        _check_range(self.leaves_per_step, 1, self.n_playout, f"{prefix}.leaves_per_step")
+        _check_range(self.vcf_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vcf_nodes")
+        # One playout only expands the root: no move gets a visit to choose it by.
+        _check(self.fast_playouts == 0 or 2 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts",
+               f"must be 0 (off) or in 2..n_playout - 1 (one playout visits no move), got {self.fast_playouts}")
         _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
         _check(0 <= self.gumbel_k <= self.n_playout // 2, f"{prefix}.gumbel_k", "must be in 0..n_playout // 2")
         _check(self.gumbel_k == 0 or self.fast_playouts == 0, f"{prefix}.gumbel_k",
@@ -117,9 +137,9 @@ class SelfPlaySection:
         _check(self.inference in ("auto", "worker", "server"), f"{prefix}.inference",
                "must be auto, worker or server")
         _check(self.device in ("auto", "cpu", "cuda"), f"{prefix}.device", "must be auto, cpu or cuda")
-        _check(self.workers >= 0, f"{prefix}.workers", "must be >= 0")
-        _check(self.parallel_games >= 1, f"{prefix}.parallel_games", "must be >= 1")
-        _check(self.games_per_iteration >= 1, f"{prefix}.games_per_iteration", "must be >= 1")
+        _check_range(self.workers, 0, MAX_PARALLEL, f"{prefix}.workers")
+        _check_range(self.parallel_games, 1, MAX_PARALLEL, f"{prefix}.parallel_games")
+        _check_range(self.games_per_iteration, 1, MAX_GAMES, f"{prefix}.games_per_iteration")
 
 
 @dataclass
@@ -130,7 +150,8 @@ class TrainSection:
     kl_targ: float = 0.02
     buffer_size: int = 10000  # positions, after 8-fold augmentation
     updates_per_game: float = 1.0  # KL-adaptive updates per self-play game (the classic: 1)
-    game_batch_num: int = 1500  # self-play games in the whole run
+    game_batch_num: int = 1500  # self-play games in the whole run: the run stops there
+    max_minutes: float = 0.0  # > 0: the run also stops once its wall time (all sessions) reaches this
     torch_threads: int = 0  # threads for training in the main process; 0 = torch's default
     lr_multiplier_max: float = 10.0  # the KL-adaptive multiplier grows only while below this
     # > 0: instead of updates_per_game, run as many updates as make each new (augmented) sample
@@ -138,16 +159,20 @@ class TrainSection:
     sample_reuse: float = 0.0
 
     def validate(self, prefix: str) -> None:
-        _check(self.lr > 0, f"{prefix}.lr", "must be > 0")
+        _check(0 < self.lr <= MAX_LR, f"{prefix}.lr", f"must be in (0, {MAX_LR:g}], got {self.lr!r}")
         _check(self.batch_size >= 1, f"{prefix}.batch_size", "must be >= 1")
-        _check(self.epochs >= 1, f"{prefix}.epochs", "must be >= 1")
-        _check(self.kl_targ > 0, f"{prefix}.kl_targ", "must be > 0")
+        _check_range(self.epochs, 1, 1000, f"{prefix}.epochs")
+        _check(0 < self.kl_targ <= 1, f"{prefix}.kl_targ", f"must be in (0, 1], got {self.kl_targ!r}")
         _check(self.buffer_size >= self.batch_size, f"{prefix}.buffer_size", "must be >= batch_size")
-        _check(self.updates_per_game >= 0, f"{prefix}.updates_per_game", "must be >= 0")
-        _check(self.game_batch_num >= 1, f"{prefix}.game_batch_num", "must be >= 1")
-        _check(self.torch_threads >= 0, f"{prefix}.torch_threads", "must be >= 0")
-        _check(self.lr_multiplier_max >= 1, f"{prefix}.lr_multiplier_max", "must be >= 1")
-        _check(self.sample_reuse >= 0, f"{prefix}.sample_reuse", "must be >= 0")
+        _check_range(self.updates_per_game, 0, 1000, f"{prefix}.updates_per_game")
+        _check_range(self.game_batch_num, 1, MAX_GAMES, f"{prefix}.game_batch_num")
+        _check(self.max_minutes >= 0, f"{prefix}.max_minutes", "must be >= 0 (0: no time limit)")
+        _check_range(self.torch_threads, 0, MAX_PARALLEL, f"{prefix}.torch_threads")
+        _check_range(self.lr_multiplier_max, 1, 1000, f"{prefix}.lr_multiplier_max")
+        _check_range(self.sample_reuse, 0, 1000, f"{prefix}.sample_reuse")
+
+
+EVAL_OPPONENT_KINDS = ("random", "heuristic", "minimax", "pure")  # the players an evaluation can build
 
 
 @dataclass
@@ -166,16 +191,26 @@ class EvalSection:
     select_by: str = "ladder"
 
     def validate(self, prefix: str) -> None:
-        for name in ("check_freq", "games", "n_playout", "pure_playouts", "pure_step", "pure_cap"):
-            _check(getattr(self, name) >= 1, f"{prefix}.{name}", "must be >= 1")
+        for name in ("check_freq", "games"):
+            _check_range(getattr(self, name), 1, MAX_GAMES, f"{prefix}.{name}")
+        _check_range(self.n_playout, 2, MAX_PLAYOUTS, f"{prefix}.n_playout")  # one playout visits no move
+        for name in ("pure_playouts", "pure_step", "pure_cap"):
+            _check_range(getattr(self, name), 1, MAX_PLAYOUTS * 10, f"{prefix}.{name}")
         _check(self.pure_cap >= self.pure_playouts, f"{prefix}.pure_cap", "must be >= pure_playouts")
         _check(self.select_by in ("ladder", "opponents"), f"{prefix}.select_by", "must be ladder or opponents")
         _check(self.select_by == "ladder" or bool(self.opponents), f"{prefix}.select_by",
                "opponents needs a non-empty eval.opponents")
-        for spec in self.opponents:
+        from gomoku.players import validate_spec  # light: builds no player, imports no torch
+
+        for i, spec in enumerate(self.opponents):
+            key = f"{prefix}.opponents[{i}]"
             kind = spec.partition(":")[0]
-            _check(kind in ("random", "heuristic", "minimax", "pure"), f"{prefix}.opponents",
-                   f"{spec!r}: expected random, heuristic, minimax:DEPTH or pure:PLAYOUTS")
+            _check(kind in EVAL_OPPONENT_KINDS, key, f"{spec!r}: expected random, heuristic, minimax:DEPTH or "
+                                                     f"pure:PLAYOUTS")
+            try:
+                validate_spec(spec)
+            except ValueError as error:
+                raise ConfigError(f"{key}: {str(error).splitlines()[0].removesuffix('; valid forms:')}") from None
 
 
 @dataclass
@@ -189,10 +224,16 @@ class Config:
     eval: EvalSection = field(default_factory=EvalSection)
 
     def validate(self) -> None:
+        _check_range(self.seed, 0, MAX_SEED, "seed")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):
                 value.validate(f.name)
+        b = self.board
+        buffer_bytes = self.train.buffer_size * 4 * (5 * b.width * b.height + 1)  # float32 planes, policy, outcome
+        _check(buffer_bytes <= MAX_BUFFER_BYTES, "train.buffer_size",
+               f"{self.train.buffer_size} positions of {b.width}x{b.height} need {buffer_bytes / 2**30:.3g} GiB "
+               f"of memory (at most {MAX_BUFFER_BYTES / 2**30:g} GiB)")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -272,7 +313,11 @@ def apply_override(data: dict, override: str) -> None:
         target = target.setdefault(part, {})
         if not isinstance(target, dict):
             raise ConfigError(f"override {override!r}: {part} is not a section")
-    target[parts[-1]] = yaml.safe_load(raw)
+    try:
+        target[parts[-1]] = yaml.safe_load(raw)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"override {override!r}: the value is not valid YAML ({problem})") from None
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:

@@ -16,10 +16,14 @@ flight, which is played again; see ``_commit`` and ``_load``.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import errno
 import json
 import logging
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +36,8 @@ from tqdm import tqdm
 from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
-from gomoku.training.rundir import RunLock, append_line, fault_point, remove_stale_temps, repair_metrics
+from gomoku.training.rundir import (RunLock, append_line, fault_point, make_run_dir, remove_stale_temps,
+                                    repair_metrics)
 from gomoku.training.selfplay import (SelfPlayGame, SelfPlayRunner, WorkerError, WorkerPool, play_eval_games,
                                      resolve_inference)
 from gomoku.training.symmetry import augment
@@ -55,6 +60,65 @@ class TrainingDiverged(RuntimeError):
     """The loss or the weights stopped being finite; the run stays at its last good iteration."""
 
 
+class RunWriteError(OSError):
+    """A file of the run could not be written (a full disk, a folder gone read-only): the run stays
+    at its last committed iteration, and the file's previous version is intact."""
+
+
+def _os_error_in(error: BaseException) -> OSError | None:
+    """The OSError behind ``error``: itself, or one it was raised from or during (torch.save raises
+    a RuntimeError while handling the OSError of a full disk)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+@contextlib.contextmanager
+def writing(path: Path):
+    """Turn a failed write of ``path`` (an OSError, or torch's RuntimeError over one) into a
+    ``RunWriteError`` naming the file."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        cause = _os_error_in(error)
+        if cause is None or isinstance(error, RunWriteError):
+            raise
+        reason = cause.strerror or str(cause)
+        fix = "free some space, then --resume" if cause.errno == errno.ENOSPC else "then --resume"
+        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration ({fix})")
+        failure.errno = cause.errno
+        raise failure from error
+
+
+def format_duration(seconds: float) -> str:
+    """``1:02:03`` (hours:minutes:seconds), or ``?`` when not known."""
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    return str(datetime.timedelta(seconds=round(max(0.0, seconds))))
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """What stops a run: ``games`` (train.game_batch_num), the run's wall time ``wall_s`` (over all
+    its sessions: --max-minutes or train.max_minutes, the smaller), ``iterations`` in this session."""
+
+    games: int
+    wall_s: float | None = None
+    iterations: int | None = None
+
+    def describe(self) -> str:
+        parts = [f"{self.games:,} games (train.game_batch_num)"]
+        if self.wall_s is not None:
+            parts.append(f"{self.wall_s / 60:g} min of run time")
+        if self.iterations is not None:
+            parts.append(f"{self.iterations} iteration(s) of this session (--max-iterations)")
+        return " or ".join(parts)
+
+
 @dataclass
 class LadderState:
     """The evaluation ladder of the classic pipeline."""
@@ -66,6 +130,33 @@ class LadderState:
 
 def resolve_workers(requested: int) -> int:
     return requested if requested > 0 else (os.cpu_count() or 1)
+
+
+def check_device(config: Config) -> None:
+    """ValueError when the config asks for a device this machine does not have."""
+    if config.selfplay.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("selfplay.device: cuda, but CUDA is not available here (use cpu or auto: "
+                         "--set selfplay.device=auto)")
+
+
+def selfplay_description(config: Config, device: torch.device) -> str:
+    """Where and how self-play runs, in words: workers, their nets' device and runtime."""
+    s = config.selfplay
+    if s.backend == "ray":
+        where = f"the Ray cluster at {s.ray_address}" if s.ray_address else "a local Ray instance"
+        count = f"{s.workers} Ray actors" if s.workers else "one Ray actor per CPU"
+        return f"{count} on {where}, {s.parallel_games} games each"
+    n = resolve_workers(s.workers)
+    if n == 1:
+        return f"1 worker (this process), torch on {device}, {s.parallel_games} games at once"
+    net_device, inference = resolve_inference(s)
+    if inference == "server":
+        return f"{n} worker processes, {s.parallel_games} games each, their leaves evaluated here on {net_device}"
+    from nets.onnx_export import onnx_available
+
+    onnx = net_device == "cpu" and (s.runtime == "onnx" or (s.runtime == "auto" and onnx_available()))
+    return (f"{n} worker processes, {s.parallel_games} games each, nets on {net_device} "
+            f"({'onnxruntime' if onnx else 'torch'})")
 
 
 class TrainPipeline:
@@ -82,7 +173,10 @@ class TrainPipeline:
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if resume and not (self.run_dir / CHECKPOINT).is_file():
             raise CheckpointError(f"no checkpoint at {self.run_dir / CHECKPOINT}: there is no run to resume")
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if config is not None and not resume:
+            check_device(config)  # before the run directory is made
+        make_run_dir(self.run_dir)
+        self.resumed_from: int | None = None  # the iteration a resume started at (None: a new run)
         self._lock = RunLock(self.run_dir)
         self._lock.acquire()
         self.shards = ShardStore(self.run_dir / BUFFER_DIR)
@@ -99,8 +193,10 @@ class TrainPipeline:
             else:
                 self._check_empty()
             self._setup(config)
+            check_device(config)  # a resumed run's
             if payload is not None:
                 self._load(payload)
+                self.resumed_from = self.iteration
             else:
                 with deferred_signals():  # iteration 0: a run that can be resumed from the start
                     self.save()
@@ -112,6 +208,13 @@ class TrainPipeline:
         self._serve_net: torch.nn.Module | None = None  # the inference server's net (selfplay.inference)
         self._runner: SelfPlayRunner | None = None
         self.moves_played = 0  # self-play moves made in this session, unfinished games included
+        self.stop_reason = ""  # why the last ``run`` stopped, e.g. "reached 1,200 games"
+        self._bar: tqdm | None = None  # the run's progress bar (games of the target), while running
+        self._progress = ""  # its text: speed and ETAs (after each iteration)
+        self._phase = "self-play"  # what the run is doing now, at the end of the bar
+        self._iteration_started: float | None = None  # perf_counter() at the start of the iteration in flight
+        self._target = RunTarget(self.config.train.game_batch_num)
+        self._session_start = (0.0, 0)  # (run wall time, games) when this session's run began
 
     def _setup(self, config: Config) -> None:
         self.config = config
@@ -154,15 +257,18 @@ class TrainPipeline:
         else:
             raise ValueError(f"{self.run_dir / CHECKPOINT} holds no config and there is no {CONFIG}: "
                              f"pass the run's config")
+        self._stored_config = stored
+        config, changes = resume_config(stored, overrides)
         if requested is not None:
-            ignored = config_changes(stored, requested)
+            # ``requested`` is the config the command line gives (its file with the same --set
+            # applied, as when the run started): compared with the run's config after the --set,
+            # only what the file says and no --set says is reported, and nothing when they agree.
+            ignored = config_changes(config, requested)
             check_resume_changes(ignored, "the config given")
             if ignored:
                 log.warning("the config given differs from the run's in %s: the run's values are kept "
                             "(change a key on resume with --set section.key=value)",
                             ", ".join(f"{k} (run {a!r}, given {b!r})" for k, (a, b) in ignored.items()))
-        self._stored_config = stored
-        config, changes = resume_config(stored, overrides)
         if changes:
             log.warning("resuming with changes: %s",
                         ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changes.items()))
@@ -191,7 +297,9 @@ class TrainPipeline:
 
     def save(self) -> None:
         """Write the checkpoint of the state in memory (atomically): the commit point of an iteration."""
-        save_checkpoint(self.run_dir / CHECKPOINT, self._payload(), before_replace=lambda: fault_point("checkpoint.tmp"))
+        path = self.run_dir / CHECKPOINT
+        with writing(path):
+            save_checkpoint(path, self._payload(), before_replace=lambda: fault_point("checkpoint.tmp"))
         self.committed_iteration = self.iteration
         fault_point("checkpoint")
 
@@ -278,30 +386,30 @@ class TrainPipeline:
     def _seed(self) -> int:
         return int(self.rng.integers(2**31))
 
+    def _on_games(self, n: int) -> None:
+        """Self-play games finished: the run's progress bar counts them as they come."""
+        if self._bar is not None:
+            self._bar.update(n)
+
     def self_play(self, games: int) -> list[SelfPlayGame]:
-        bar = tqdm(total=games, desc=f"iter {self.iteration} self-play", unit="game", leave=False,
-                   disable=not self.progress)
-        try:
-            if self._pool is None:
-                self._runner.search.evaluator.net.eval()
-                before = self._runner.moves_played
-                games = self._runner.play(games, on_game=lambda g: bar.update(1))
-                self.moves_played += self._runner.moves_played - before
-                return games
-            share = math.ceil(games / len(self._pool))
-            if self._pool.server is None:
-                weights = self._weights()
-            else:  # the workers' leaves come to the server's net: no weights to send them
-                weights = None
-                if self._serve_net is not self.net:
-                    self._serve_net.load_state_dict(self.net.state_dict())
-                self._serve_net.eval()
-            answers = self._pool.run([("selfplay", weights, share, self._seed()) for _ in range(len(self._pool))],
-                                     on_progress=bar.update)
-            self.moves_played += sum(moves for _, moves in answers)
-            return [game for games_, _ in answers for game in games_]
-        finally:
-            bar.close()
+        if self._pool is None:
+            self._runner.search.evaluator.net.eval()
+            before = self._runner.moves_played
+            games = self._runner.play(games, on_game=lambda g: self._on_games(1))
+            self.moves_played += self._runner.moves_played - before
+            return games
+        share = math.ceil(games / len(self._pool))
+        if self._pool.server is None:
+            weights = self._weights()
+        else:  # the workers' leaves come to the server's net: no weights to send them
+            weights = None
+            if self._serve_net is not self.net:
+                self._serve_net.load_state_dict(self.net.state_dict())
+            self._serve_net.eval()
+        answers = self._pool.run([("selfplay", weights, share, self._seed()) for _ in range(len(self._pool))],
+                                 on_progress=self._on_games)
+        self.moves_played += sum(moves for _, moves in answers)
+        return [game for games_, _ in answers for game in games_]
 
     # ------------------------------------------------------------------ training
     def _n_updates(self, games: int, samples: int) -> int:
@@ -316,8 +424,8 @@ class TrainPipeline:
     def train(self, n_updates: int) -> dict:
         t = self.config.train
         stats = []
-        for _ in tqdm(range(n_updates), desc=f"iter {self.iteration} train", unit="update", leave=False,
-                      disable=not self.progress or n_updates == 0):
+        for i in range(n_updates):
+            self._set_phase(f"training {i + 1}/{n_updates}")
             batch = self.buffer.sample(t.batch_size, self.rng)
             update = kl_adaptive_update(self.trainer, *batch, lr=t.lr, lr_multiplier=self.lr_multiplier,
                                         epochs=t.epochs, kl_targ=t.kl_targ, max_multiplier=t.lr_multiplier_max)
@@ -339,24 +447,26 @@ class TrainPipeline:
     def _play_eval(self, opponent: str, seed: int) -> dict:
         """``eval.games`` games of the current net against ``opponent``, spread over the workers."""
         games = self.config.eval.games
-        bar = tqdm(total=games, desc=f"eval vs {opponent}", unit="game", leave=False, disable=not self.progress)
-        try:
-            if self._pool is None:
-                evaluator = NetEvaluator(self.net, self.device)
-                results = play_eval_games(evaluator, self.config, list(range(games)), opponent, seed,
-                                          on_game=lambda: bar.update(1))
-            else:
-                n = len(self._pool)
-                weights = self._weights()
-                chunks = [list(range(i, games, n)) for i in range(n)]
-                tasks = [("eval", weights, chunk, opponent, seed) for chunk in chunks if chunk]
-                results = [r for answer in self._pool.run(tasks, on_progress=bar.update) for r in answer]
-        finally:
-            bar.close()
+        played = 0
+
+        def on_games(n: int = 1) -> None:
+            nonlocal played
+            played += n
+            self._set_phase(f"evaluation vs {opponent} {played}/{games}")
+
+        on_games(0)
+        if self._pool is None:
+            evaluator = NetEvaluator(self.net, self.device)
+            results = play_eval_games(evaluator, self.config, list(range(games)), opponent, seed, on_game=on_games)
+        else:
+            n = len(self._pool)
+            weights = self._weights()
+            chunks = [list(range(i, games, n)) for i in range(n)]
+            tasks = [("eval", weights, chunk, opponent, seed) for chunk in chunks if chunk]
+            results = [r for answer in self._pool.run(tasks, on_progress=on_games) for r in answer]
         wins = sum(r == 1 for _, r in results)
         draws = sum(r == 0 for _, r in results)
         losses = sum(r == -1 for _, r in results)
-        log.info("eval vs %s: +%d =%d -%d", opponent, wins, draws, losses)
         return {"opponent": opponent, "wins": wins, "draws": draws, "losses": losses,
                 "score": (wins + 0.5 * draws) / games}
 
@@ -369,8 +479,9 @@ class TrainPipeline:
         ladder = self._play_eval(f"pure:{playouts}", seed)
         others = [self._play_eval(spec, seed) for spec in e.opponents]
         score = ladder["score"]
-        save_model(self.run_dir / CURRENT_MODEL, self.net, n_in_row=self.config.board.n_in_row,
-                   iteration=self.iteration, games=self.games_played)
+        with writing(self.run_dir / CURRENT_MODEL):
+            save_model(self.run_dir / CURRENT_MODEL, self.net, n_in_row=self.config.board.n_in_row,
+                       iteration=self.iteration, games=self.games_played)
         record = {"pure_playouts": playouts, **{k: ladder[k] for k in ("wins", "draws", "losses", "score")},
                   "new_best": False}
         if others:
@@ -382,10 +493,11 @@ class TrainPipeline:
             new_best = score > self.ladder.best_score
         if new_best:
             record["new_best"] = True
-            save_model(self.run_dir / BEST_MODEL, self.net, n_in_row=self.config.board.n_in_row,
-                       iteration=self.iteration, games=self.games_played,
-                       eval_pure_playouts=playouts, eval_score=score,
-                       eval_opponents_score=record.get("opponents_score", -1.0))
+            with writing(self.run_dir / BEST_MODEL):
+                save_model(self.run_dir / BEST_MODEL, self.net, n_in_row=self.config.board.n_in_row,
+                           iteration=self.iteration, games=self.games_played,
+                           eval_pure_playouts=playouts, eval_score=score,
+                           eval_opponents_score=record.get("opponents_score", -1.0))
             self.ladder.best_opponent_score = max(self.ladder.best_opponent_score,
                                                   record.get("opponents_score", -1.0))
         # The classic ladder: the best pure-MCTS score so far; a clean sweep raises the playouts.
@@ -394,27 +506,75 @@ class TrainPipeline:
             if score == 1.0 and playouts < e.pure_cap:
                 self.ladder.pure_playouts = min(playouts + e.pure_step, e.pure_cap)
                 self.ladder.best_score = 0.0
+        results = [ladder, *others]
+        scores = ", ".join(f"{r['opponent']} +{r['wins']}={r['draws']}-{r['losses']} ({r['score']:.2f})"
+                           for r in results)
+        best = self.run_dir / BEST_MODEL
+        verdict = (f"new best model: {best} written" if new_best else
+                   f"{best} kept" if best.exists() else "no best.pt yet")
+        log.info("evaluation at %d games: %s; %s", self.games_played, scores, verdict)
         return record
 
     # ------------------------------------------------------------------ the loop
+    def target(self, max_iterations: int | None = None, max_wall_s: float | None = None) -> RunTarget:
+        """What stops ``run(max_iterations, max_wall_s)``: ``train.game_batch_num`` games, the
+        smaller of ``max_wall_s`` and ``train.max_minutes`` (when > 0) of run time, ``max_iterations``."""
+        t = self.config.train
+        limits = [w for w in (max_wall_s, 60 * t.max_minutes if t.max_minutes > 0 else None) if w is not None]
+        return RunTarget(t.game_batch_num, min(limits) if limits else None, max_iterations)
+
+    def describe(self, target: RunTarget | None = None, config_path: str | Path | None = None) -> list[str]:
+        """The run in a few lines, for a start banner: where, what, on what, until when."""
+        c, target = self.config, target or self.target()
+        b = c.board
+        state = ("a new run" if self.resumed_from is None else
+                 f"resumed at iteration {self.resumed_from}, {self.games_played:,} games, "
+                 f"{format_duration(self.wall_time)} run time")
+        if self.resumed_from is None:
+            given = str(config_path) if config_path is not None else "given in code"
+        else:
+            own = f"the run's own ({self.run_dir / CONFIG})"
+            given = own if config_path is None else f"{own}; {config_path} checked against it"
+        first_eval = (self.games_played // c.eval.check_freq + 1) * c.eval.check_freq
+        return [f"run directory: {self.run_dir} ({state})",
+                f"config: {given}",
+                f"board: {b.width}x{b.height}, {b.n_in_row} in a row; net {c.net.arch}; "
+                f"{c.search.n_playout} playouts a move",
+                f"training on {self.device}; self-play: {selfplay_description(c, self.device)}",
+                f"stops at {target.describe()}; Ctrl-C stops it too (the finished iterations are saved; "
+                f"continue with --resume)",
+                f"evaluation every {c.eval.check_freq:,} games (next at {first_eval:,}): writes current.pt, and "
+                f"best.pt when the model scores the best so far against "
+                f"{', '.join(c.eval.opponents) if c.eval.select_by == 'opponents' else 'the pure-MCTS ladder'}"]
+
     def run(self, max_iterations: int | None = None, max_wall_s: float | None = None) -> None:
         """Play iterations until ``train.game_batch_num`` games (or ``max_iterations``, or until the
-        run's wall time, counted over all its sessions, reaches ``max_wall_s``), committing
-        each to the run directory. On any exception (Ctrl-C included) the run stays at its last
-        committed iteration, ``committed_iteration``; the unfinished one is played again on resume
-        (with a new pipeline: this one refuses to run again). Releases the lock at the end."""
+        run's wall time, counted over all its sessions, reaches ``max_wall_s`` or
+        ``train.max_minutes``), committing each to the run directory; ``stop_reason`` then says
+        which. On any exception (Ctrl-C included) the run stays at its last committed iteration,
+        ``committed_iteration``; the unfinished one is played again on resume (with a new
+        pipeline: this one refuses to run again). Releases the lock at the end."""
         if self._stopped_mid_iteration:
             raise RuntimeError("this pipeline stopped in the middle of an iteration; resume the run with a "
                                "new TrainPipeline(..., resume=True)")
         self._lock.acquire()
-        c = self.config
+        target = self._target = self.target(max_iterations, max_wall_s)
+        self._session_start = (self.wall_time, self.games_played)
         done = 0
+        self._bar = tqdm(total=target.games, initial=min(self.games_played, target.games), unit="game",
+                         disable=not self.progress, dynamic_ncols=True,
+                         bar_format="{n_fmt}/{total_fmt} games |{bar}| {desc}")
+        self._update_bar()
+        ticking = threading.Event()
+        clock = threading.Thread(target=self._tick, args=(ticking,), daemon=True, name="progress-clock")
+        if self.progress:  # the run time on the bar moves on between the bar's other updates
+            clock.start()
         try:
             self._start_workers()
-            while (self.games_played < c.train.game_batch_num and (max_iterations is None or done < max_iterations)
-                   and (max_wall_s is None or self.wall_time < max_wall_s)):
+            while (reason := self._stop_reason(target, done)) is None:
                 self._iteration()
                 done += 1
+            self.stop_reason = reason
         except BaseException:
             if self.iteration != self.committed_iteration:
                 self._stopped_mid_iteration = True
@@ -423,10 +583,77 @@ class TrainPipeline:
                             self.run_dir / CHECKPOINT)
             raise
         finally:
+            ticking.set()
+            if clock.is_alive():
+                clock.join()
+            self._bar.close()
+            self._bar = None
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
             self.close()
+
+    def _stop_reason(self, target: RunTarget, done: int) -> str | None:
+        if self.games_played >= target.games:
+            return f"reached {self.games_played:,} games (target {target.games:,}, train.game_batch_num)"
+        if target.wall_s is not None and self.wall_time >= target.wall_s:
+            return f"reached {format_duration(self.wall_time)} of run time (limit {target.wall_s / 60:g} min)"
+        if target.iterations is not None and done >= target.iterations:
+            return f"played {done} iteration(s) (--max-iterations)"
+        return None
+
+    def eta(self) -> tuple[float | None, float | None]:
+        """Seconds (estimated) to the next evaluation and to the end of the run, at this session's
+        pace so far (self-play, training and evaluations together); None before it has one."""
+        wall0, games0 = self._session_start
+        seconds, games = self.wall_time - wall0, self.games_played - games0
+        if games <= 0 or seconds <= 0:
+            return None, None
+        per_game = seconds / games
+        check = self.config.eval.check_freq
+        next_eval = (self.games_played // check + 1) * check
+        to_end = max(0, self._target.games - self.games_played) * per_game
+        if self._target.wall_s is not None:
+            to_end = min(to_end, max(0.0, self._target.wall_s - self.wall_time))
+        to_eval = (next_eval - self.games_played) * per_game if next_eval <= self._target.games else None
+        return to_eval, to_end
+
+    def progress_text(self, positions_per_s: float | None = None) -> str:
+        """``run 0:12:03, 41.7 positions/s, evaluation in ~0:08:10, end in ~0:44:00``."""
+        return f"run {format_duration(self.wall_time)}, {self._speed_and_eta(positions_per_s)}"
+
+    def _speed_and_eta(self, positions_per_s: float | None = None) -> str:
+        to_eval, to_end = self.eta()
+        parts = []
+        if positions_per_s is not None:
+            parts.append(f"{positions_per_s:.1f} positions/s")
+        if to_eval is not None:
+            parts.append(f"evaluation in ~{format_duration(to_eval)}")
+        parts.append(f"end in ~{format_duration(to_end)}" if to_end is not None else "end in ? (timing the first "
+                                                                                       "iteration)")
+        return ", ".join(parts)
+
+    def _update_bar(self, positions_per_s: float | None = None) -> None:
+        """The bar's games and its text after an iteration (the phase is self-play until the next one)."""
+        if self._bar is not None:
+            self._bar.n = min(self.games_played, self._bar.total)
+            self._progress = self._speed_and_eta(positions_per_s)
+            self._set_phase("self-play")
+
+    def _set_phase(self, phase: str) -> None:
+        self._phase = phase
+        self._render()
+
+    def _render(self) -> None:
+        """The bar's text: the run time now, the speed and ETAs of the last iteration, the phase."""
+        bar, started = self._bar, self._iteration_started
+        if bar is not None:
+            now = self.wall_time + (time.perf_counter() - started if started is not None else 0.0)
+            bar.set_description_str(f"run {format_duration(now)}, {self._progress} | {self._phase}", refresh=True)
+
+    def _tick(self, stop: threading.Event) -> None:
+        while not stop.wait(1.0):
+            self._render()
 
     def close(self) -> None:
         """Release the run directory to other trainers."""
@@ -454,12 +681,16 @@ class TrainPipeline:
         with deferred_signals():
             fault_point("commit")
             if len(samples[2]):
-                self.shards.write(self.iteration, start, *samples, before_replace=lambda: fault_point("shard.tmp"))
+                with writing(self.shards.path(self.iteration)):
+                    self.shards.write(self.iteration, start, *samples,
+                                      before_replace=lambda: fault_point("shard.tmp"))
                 fault_point("shard")
-            append_line(self.run_dir / METRICS, json.dumps(record))
+            with writing(self.run_dir / METRICS):
+                append_line(self.run_dir / METRICS, json.dumps(record))
             self.save()
             self._resume_note = None
-            self._write_config()
+            with writing(self.run_dir / CONFIG):
+                self._write_config()
             obsolete = self.shards.obsolete(self.buffer.total, self.buffer.capacity)
             for iteration in obsolete:
                 self.shards.remove([iteration])
@@ -467,7 +698,7 @@ class TrainPipeline:
 
     def _iteration(self) -> None:
         c = self.config
-        start = time.perf_counter()
+        start = self._iteration_started = time.perf_counter()
         self.iteration += 1
         want = min(c.selfplay.games_per_iteration, c.train.game_batch_num - self.games_played)
         moves_before = self.moves_played
@@ -503,9 +734,12 @@ class TrainPipeline:
             record["eval"] = self.evaluate()
             record["eval_s"] = time.perf_counter() - eval_start
         self.wall_time += time.perf_counter() - start
+        self._iteration_started = None
         record["wall_time"] = self.wall_time
         self._commit(record, buffer_start, samples)
-        log.info("iter %d: %d games, %.1f positions/s in self-play, loss %.3f, entropy %.3f", self.iteration,
-                 self.games_played, record["selfplay_positions_per_s"], train_stats.get("loss", float("nan")),
-                 train_stats.get("entropy", float("nan")))
+        speed = record["selfplay_positions_per_s"]
+        self._update_bar(speed)
+        log.info("iter %d: %d/%d games, loss %.3f, entropy %.3f; %s", self.iteration, self.games_played,
+                 self._target.games, train_stats.get("loss", float("nan")), train_stats.get("entropy", float("nan")),
+                 self.progress_text(speed))
 

@@ -5,13 +5,15 @@
 
 Six panels against self-play games: losses, policy entropy, evaluation scores (the pure-MCTS ladder
 and every other opponent found in the records), the learning-rate multiplier and KL, the value head's
-explained variance, and the self-play speed. Unknown keys are ignored, missing ones leave gaps, and a
-torn last line (a run still writing) is skipped. ``import gomoku`` does not import this module.
+explained variance, and the self-play speed. Unknown keys are ignored, missing ones leave gaps, a
+torn last line (a run still writing) is skipped, and so are other lines that are not records and
+values too large to draw (each logged as a warning). ``import gomoku`` does not import this module.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from pathlib import Path
@@ -31,35 +33,61 @@ SMOOTH_MIN_POINTS = 30  # from this many points on, noisy curves get a moving av
 TITLES = ("Loss", "Policy entropy (nats)", "Evaluation score", "LR multiplier and KL (log scale)",
           "Value explained variance", "Self-play speed (positions/s)")
 LEVEL_COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
+PLOT_LIMIT = 1e15  # larger magnitudes are not drawn: no metric gets there, and axis ranges overflow near 1e308
+
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------------------------- the data
 def resolve_paths(source: str | os.PathLike, out: str | os.PathLike | None = None) -> tuple[Path, Path]:
-    """(metrics file, output PNG) for a run directory or a metrics file; the PNG defaults to the run dir."""
+    """(metrics file, output PNG) for a run directory or a metrics file. The PNG defaults to
+    curves.png in the run directory; an ``out`` that is a folder gets curves.png in it, and one
+    without a suffix gets ".png" (what matplotlib would add); another suffix is a ValueError."""
     source = Path(source)
     metrics = source / METRICS if source.is_dir() else source
-    return metrics, Path(out) if out is not None else metrics.parent / DEFAULT_OUT
+    if out is None:
+        return metrics, metrics.parent / DEFAULT_OUT
+    out = Path(out)
+    if out.is_dir():
+        return metrics, out / DEFAULT_OUT
+    if not out.suffix:
+        return metrics, out.with_name(out.name + ".png")
+    if out.suffix.lower() != ".png":
+        raise ValueError(f"{out}: the plot is a PNG; give a .png file or a folder")
+    return metrics, out
 
 
 def load_metrics(source: str | os.PathLike) -> list[dict]:
-    """The records (JSON objects with a finite ``games``) of a metrics JSONL, in file order.
+    """The records (JSON objects with a drawable ``games``) of a metrics JSONL, in file order.
 
-    Lines that are not such records (a torn last line, blanks) are skipped; ValueError when the
+    Blank lines and a torn last line (no newline after it: a run still writing) are skipped;
+    other lines that are not records are skipped with a warning naming them. ValueError when the
     file is missing or holds no record.
     """
     path, _ = resolve_paths(source)
     if not path.is_file():
         raise ValueError(f"no metrics file at {path}")
-    records = []
-    for line in path.read_text(errors="replace").splitlines():
+    text = path.read_text(errors="replace")
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()  # torn
+    records, bad = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            continue
+            record = None
         if isinstance(record, dict) and _finite(record.get("games")):
             records.append(record)
+        else:
+            bad.append(number)
     if not records:
         raise ValueError(f"{path} holds no metrics records (has the first iteration finished?)")
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        log.warning("%s: skipped line(s) %s: not metrics records (a damaged or edited file?)", path, shown)
     return records
 
 
@@ -75,13 +103,24 @@ def load_config(run_dir: Path) -> dict:
 
 
 def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A number that can be drawn: finite and at most PLOT_LIMIT in magnitude."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and abs(value) <= PLOT_LIMIT)
 
 
 def series(records: Iterable[dict], key: str, positive: bool = False) -> tuple[list[float], list[float]]:
-    """(games, values) of one metric, skipping records without a finite (and, if asked, positive) value."""
-    pairs = [(float(r["games"]), float(r[key])) for r in records
-             if _finite(r.get(key)) and (r[key] > 0 or not positive)]
+    """(games, values) of one metric, skipping records without a drawable (and, if asked, positive)
+    value; a finite value too large to draw is logged."""
+    pairs, huge = [], []
+    for r in records:
+        value = r.get(key)
+        if _finite(value) and (value > 0 or not positive):
+            pairs.append((float(r["games"]), float(value)))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                and abs(value) > PLOT_LIMIT:
+            huge.append(r["games"])
+    if huge:
+        log.warning("%s: %d value(s) beyond %g not drawn (first at %g games)", key, len(huge), PLOT_LIMIT, huge[0])
     return [x for x, _ in pairs], [y for _, y in pairs]
 
 

@@ -38,6 +38,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -75,6 +76,7 @@ WAIT_LOG_S = 60.0
 PING_AGAIN_S = 0.5  # before asking a restarting actor again whether it is back
 START_TIMEOUT_S = 600.0  # for the actors to start (torch imports, a node joining)
 STOP_TIMEOUT_S = 5.0  # for an actor to clean up before it is killed
+CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address before ray.init (which retries for minutes)
 
 
 @dataclass
@@ -193,14 +195,33 @@ def start_ray(address: str, run_dir: Path | None) -> _RaySession:
             signal.signal(signal.SIGTERM, sigterm)
 
 
+def _no_cluster(address: str, why: str) -> WorkerError:
+    return WorkerError(f"selfplay.ray_address {address!r}: no Ray cluster to join at {address} ({why}); start one "
+                       f"with `ray start --head`, or leave selfplay.ray_address empty for a local one")
+
+
+def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """WorkerError unless something listens at ``address`` (HOST:PORT, or ray://HOST:PORT): ray.init
+    would retry a closed port for minutes. ``auto`` (the cluster of this machine) is Ray's to find."""
+    if address == "auto":
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise WorkerError(f"selfplay.ray_address {address!r}: expected HOST:PORT (or auto)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except (OSError, OverflowError) as error:
+        raise _no_cluster(address, getattr(error, "strerror", None) or str(error) or type(error).__name__) from None
+
+
 def _connect(address: str, run_dir: Path | None) -> _RaySession:
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
+        check_reachable(address)
         try:
             ray.init(address=address, **quiet)
         except ConnectionError as error:
-            raise WorkerError(f"selfplay.ray_address {address!r}: no Ray cluster to join ({error}); start one "
-                              f"with `ray start --head`, or leave selfplay.ray_address empty for a local one") from None
+            raise _no_cluster(address, str(error)) from None
         log.info("self-play on the Ray cluster at %s: %s", address, ray.cluster_resources())
         return _RaySession(owned=True)
     session = _RaySession(owned=True)

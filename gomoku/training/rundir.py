@@ -41,6 +41,23 @@ def fault_point(name: str) -> None:
         os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
 
 
+def make_run_dir(path: Path) -> None:
+    """Create the run directory (and its parents) if needed; ValueError, in words, when ``path``
+    is a file, a link to nothing, or under a file (mkdir's own error is ``[Errno 17] File exists``)."""
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"run directory {path} is a link to {os.readlink(path)}, which does not exist")
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"run directory {path} is a file, not a directory; choose another --run-dir")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        raise ValueError(f"cannot create run directory {path}: {blocker or 'a part of its path'} is not a "
+                         f"directory") from None
+    except OSError as error:
+        raise ValueError(f"cannot create run directory {path}: {error.strerror or error}") from None
+
+
 class RunLockedError(RuntimeError):
     """Another trainer holds the run directory."""
 
@@ -130,31 +147,52 @@ def append_line(path: Path, line: str) -> None:
     fault_point("metrics")
 
 
+def _spans(numbers: list[int]) -> str:
+    """``1-3, 7``."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
+
+
 def repair_metrics(path: Path, iteration: int) -> list[int]:
     """Keep the records of iterations up to ``iteration`` (the checkpoint's): drop the later
-    ones and a torn last line, rewriting the file atomically; returns the dropped iterations."""
+    ones and a torn last line, rewriting the file atomically; returns the dropped iterations.
+    Lines that are not records, and records of iterations 1..``iteration`` that the file lacks (a
+    file cut short or edited), are logged as warnings naming them; such lines are kept as they are."""
     if not path.exists():
         return []
     lines = path.read_bytes().split(b"\n")
     torn = lines.pop()  # after the last newline: b"" unless a write was cut short
-    keep, dropped = [], []
-    for line in lines:
+    keep, dropped, seen = [], [], set()
+    for number, line in enumerate(lines, 1):
         try:
             record_iteration = json.loads(line)["iteration"]
+            if not isinstance(record_iteration, int):
+                raise TypeError
         except (ValueError, KeyError, TypeError):
+            log.warning("%s: line %d is not a metrics record (%d bytes); kept as it is", path, number, len(line))
             keep.append(line)  # not ours to judge; keep it
             continue
         if record_iteration <= iteration:
             keep.append(line)
+            seen.add(record_iteration)
         else:
             dropped.append(record_iteration)
+    missing = sorted(set(range(1, iteration + 1)) - seen)
+    if missing:
+        log.warning("%s: holds no record of iteration(s) %s of the checkpoint's %d (the file was cut short or "
+                    "edited); those records are lost, the run goes on", path, _spans(missing), iteration)
     if not dropped and not torn:
         return []
     if dropped:
         log.warning("%s: dropping the records of iteration(s) %s, past the checkpoint's iteration %d "
                     "(they will be played again)", path, ", ".join(map(str, dropped)), iteration)
     if torn:
-        log.warning("%s: dropping a torn last line (%d bytes)", path, len(torn))
+        log.warning("%s: dropping a torn last line (line %d, %d bytes)", path, len(lines) + 1, len(torn))
     body = b"".join(line + b"\n" for line in keep)
     atomic_write(path, lambda handle: handle.write(body), before_replace=lambda: fault_point("metrics_repair.tmp"))
     return dropped

@@ -1,0 +1,257 @@
+"""scripts/train.py as a user meets it: the banner, the end line, resuming with the command line
+that started the run, and one-line errors for hostile input (fault injection for the files)."""
+
+from __future__ import annotations
+
+import errno
+import importlib.util
+import json
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+import gomoku.training.pipeline as pipeline_module
+from gomoku.training.config import load_config
+from gomoku.training.pipeline import TrainPipeline
+from nets.checkpoint import FORMAT, atomic_write
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "configs" / "smoke.yaml")
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def train(capsys):
+    """train.py's main, run in this process: returns (exit code, stdout, stderr lines)."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    main = _script("train").main
+
+    def call(*argv: str) -> tuple[int, str, list[str]]:
+        try:
+            code = main(list(argv))
+        except SystemExit as exit_:  # argparse
+            code = exit_.code
+        out, err = capsys.readouterr()
+        return code, out, err.strip().splitlines()
+
+    yield call
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
+
+
+def _records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_resume_with_the_command_line_that_started_the_run(tmp_path, train, caplog):
+    run = tmp_path / "R"
+    line = ["--config", SMOKE, "--run-dir", str(run), "--no-progress", "--set", "board.width=9",
+            "--set", "board.height=9", "--set", "board.n_in_row=5", "--set", "selfplay.parallel_games=2",
+            "--set", "selfplay.games_per_iteration=2", "--set", "search.n_playout=8", "--set", "seed=3",
+            "--set", "net.channels=8"]
+    code, out, err = train(*line, "--max-iterations", "1")
+    assert code == 0, err
+    assert "run directory: " in out and "(a new run)" in out and "board: 9x9, 5 in a row" in out
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        code, out, err = train(*line, "--resume", "--max-iterations", "1")
+    assert code == 0, err
+    assert "resumed at iteration 1" in out
+    assert "differs" not in caplog.text and "resuming with changes" not in caplog.text
+    assert [r["iteration"] for r in _records(run)] == [1, 2]
+    assert _records(run)[-1]["resumed"] == {"from_iteration": 1, "config_changes": {}}
+    # A key that may change, changed on the same line: applied and recorded, no false "differs" warning.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        code, _, err = train(*line, "--set", "train.lr=1e-3", "--resume", "--max-iterations", "1")
+    assert code == 0, err
+    assert "differs" not in caplog.text and "train.lr 0.002 -> 0.001" in caplog.text
+    assert _records(run)[-1]["resumed"]["config_changes"] == {"train.lr": [0.002, 0.001]}
+    # The config file differing from the run, with no --set saying so: the run's value is kept, and said.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        code, _, err = train(*line[:-6], *line[-4:], "--resume", "--max-iterations", "0")
+    assert code == 0, err
+    assert "search.n_playout (run 8, given 16)" in caplog.text
+    # What may not change still may not: the config file without the --set of seed, board and net.
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--resume", "--no-progress")
+    assert code == 2 and len(err) == 1 and "seed: the run was trained with 3, the config given asks for 0" in err[0]
+    code, _, err = train(*line, "--set", "board.n_in_row=4", "--resume", "--no-progress")
+    assert code == 2 and len(err) == 1 and "board.n_in_row: the run was trained with 5, --set asks for 4" in err[0]
+
+
+def test_banner_progress_and_the_end_line(tmp_path, train, caplog):
+    run = tmp_path / "R"
+    with caplog.at_level(logging.INFO):
+        code, out, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress",
+                               "--set", "train.game_batch_num=8", "--max-minutes", "60")
+    assert code == 0, err
+    for text in (f"run directory: {run} (a new run)", f"config: {SMOKE}", "training on cpu; self-play: 1 worker",
+                 "stops at 8 games (train.game_batch_num) or 60 min of run time", "evaluation every 8 games"):
+        assert text in out
+    assert "iter 1: 4/8 games" in caplog.text and "positions/s" in caplog.text and "end in ~" in caplog.text
+    assert "evaluation at 8 games: pure:20 +" in caplog.text and f"{run / 'best.pt'} written" in caplog.text
+    assert "done: reached 8 games (target 8, train.game_batch_num)" in out
+    assert out.strip().endswith(f"play its best model: python scripts/play.py --model {run / 'best.pt'}")
+    # No evaluation yet: the end line says when best.pt comes instead.
+    code, out, _ = train("--config", SMOKE, "--run-dir", str(tmp_path / "S"), "--no-progress", "--max-iterations", "1")
+    assert code == 0 and "done: played 1 iteration(s) (--max-iterations)" in out
+    assert "no best.pt yet: the first evaluation comes at 8 games" in out
+
+
+def test_train_max_minutes_ends_the_run(tmp_path):
+    config = load_config(SMOKE, ["train.max_minutes=1e-9", "train.game_batch_num=100"])
+    pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    pipeline.run()
+    assert [r["iteration"] for r in _records(tmp_path)] == [1]  # any iteration takes longer than the limit
+    assert pipeline.stop_reason.startswith("reached ") and "of run time" in pipeline.stop_reason
+    # the smaller of train.max_minutes and max_wall_s wins
+    assert pipeline.target(max_wall_s=30.0).wall_s == 60 * 1e-9
+    assert TrainPipeline(None, tmp_path, resume=True, progress=False,
+                         overrides=["train.max_minutes=0"]).target(max_wall_s=30.0).wall_s == 30.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--max-iterations", "-1"], "--max-iterations: must be >= 0"),
+    (["--max-minutes", "nan"], "--max-minutes: must be a finite number > 0"),
+    (["--max-minutes", "0"], "--max-minutes: must be a finite number > 0"),
+    (["--set", "search.n_playout=["], "error: override 'search.n_playout=[': the value is not valid YAML"),
+    (["--set", "eval.opponents=[minimax:0]"], "error: eval.opponents[0]: bad player spec 'minimax:0'"),
+    (["--set", "search.fast_playouts=1"], "error: search.fast_playouts: must be 0 (off) or in 2..n_playout - 1"),
+    (["--set", "seed=-3"], "error: seed: must be in 0..4294967295"),
+])
+def test_bad_arguments_are_one_line_errors(tmp_path, train, argv, message):
+    code, _, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "R"), "--no-progress", *argv)
+    assert code == 2 and message in err[-1]
+    assert not (tmp_path / "R").exists()
+    if err[-1].startswith("error: "):
+        assert len(err) == 1
+
+
+def test_a_bad_set_value_on_resume_and_in_an_ablation_variant(tmp_path, train, capsys):
+    run = tmp_path / "R"
+    assert train("--config", SMOKE, "--run-dir", str(run), "--no-progress", "--max-iterations", "0")[0] == 0
+    code, _, err = train("--run-dir", str(run), "--resume", "--set", "search.n_playout=[")
+    assert code == 2 and len(err) == 1 and "the value is not valid YAML" in err[0]
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = _script("ablate").main(["--config", SMOKE, "--variant", "x search.n_playout=[", "--minutes", "1",
+                                       "--root", str(tmp_path / "abl"), "--opponent", "random"])
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "override 'search.n_playout=[': the value is not valid YAML" in err[0]
+    from gomoku.training.ablation import Variant, run_ablation
+
+    for minutes, seed, message in ((float("nan"), 0, "minutes must be a finite number > 0"),
+                                   (1.0, -1, "seed must be in 0..4294967295, got -1")):
+        with pytest.raises(ValueError, match=message):
+            run_ablation(SMOKE, [Variant.parse("x")], tmp_path / "abl", minutes, ["random"], 2, seed=seed)
+    assert not (tmp_path / "abl").exists()
+
+
+def test_a_run_dir_that_is_a_file_or_a_dangling_link(tmp_path, train):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "gone")
+    for run, message in ((afile, f"run directory {afile} is a file, not a directory"),
+                         (link, f"run directory {link} is a link to {tmp_path / 'gone'}, which does not exist"),
+                         (afile / "sub", f"cannot create run directory {afile / 'sub'}: {afile} is not a directory")):
+        code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+        assert code == 2 and len(err) == 1 and err[0].startswith(f"error: {message}")
+    assert afile.read_text() == "not a folder" and not (tmp_path / "gone").exists()
+
+
+class _FullDisk:
+    """A file handle on a disk that fills up after ``room`` bytes."""
+
+    def __init__(self, handle, room: int):
+        self.handle, self.room = handle, room
+
+    def write(self, data) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
+def test_a_full_disk_during_a_checkpoint_save(tmp_path, train, monkeypatch):
+    run = tmp_path / "R"
+    line = ["--config", SMOKE, "--run-dir", str(run), "--no-progress", "--set", "train.game_batch_num=8"]
+    saves = []
+
+    def save_on_a_full_disk(path, payload, before_replace=None):  # torch.save itself, onto a full disk
+        saves.append(payload["iteration"])
+        room = 10**9 if payload["iteration"] < 2 else 5000
+        atomic_write(path, lambda handle: torch.save({"format": FORMAT, **payload},
+                                                     _FullDisk(handle, room)), before_replace)
+
+    monkeypatch.setattr(pipeline_module, "save_checkpoint", save_on_a_full_disk)
+    code, _, err = train(*line)
+    assert code == 1 and saves == [0, 1, 2]
+    assert "Traceback" not in "\n".join(err)
+    assert err[-1:] == [f"error: cannot write {run / 'checkpoint.pt'}: No space left on device; the run stays at its "
+                   f"last saved iteration (free some space, then --resume)"]
+    assert torch.load(run / "checkpoint.pt", weights_only=True)["iteration"] == 1  # the last good one, intact
+    assert not [p for p in run.rglob("*.tmp")]
+    monkeypatch.undo()
+    code, out, err = train(*line, "--resume")  # space freed: the lost iteration is played again
+    assert code == 0, err
+    assert [r["iteration"] for r in _records(run)] == [1, 2]
+
+
+def test_sigterm_during_the_first_save_says_the_run_is_saved(tmp_path, train, monkeypatch):
+    run = tmp_path / "R"
+    real_save = pipeline_module.save_checkpoint
+
+    def save_then_kill(path, payload, before_replace=None):
+        def before():  # `kill` arrives while the first checkpoint is being written
+            os.kill(os.getpid(), signal.SIGTERM)
+            if before_replace is not None:
+                before_replace()
+        real_save(path, payload, before)
+
+    monkeypatch.setattr(pipeline_module, "save_checkpoint", save_then_kill)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+    assert code == 130
+    assert err[-1] == f"interrupted; the new run is saved in {run} at iteration 0 (continue with --resume)"
+    monkeypatch.undo()
+    assert torch.load(run / "checkpoint.pt", weights_only=True)["iteration"] == 0
+    code, _, err = train("--run-dir", str(run), "--resume", "--no-progress", "--max-iterations", "0")
+    assert code == 0, err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_selfplay_device_cuda_without_cuda(tmp_path, train):
+    code, _, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "R"), "--no-progress",
+                         "--set", "selfplay.device=cuda")
+    assert code == 2 and err == ["error: selfplay.device: cuda, but CUDA is not available here (use cpu or auto: "
+                                 "--set selfplay.device=auto)"]
+    assert not (tmp_path / "R").exists()
+
+
+def test_the_progress_bar_shows_games_of_the_target_and_the_phase(tmp_path, capsys):
+    pipeline = TrainPipeline(load_config(SMOKE), tmp_path, device="cpu", progress=True)
+    pipeline.run(max_iterations=2)
+    bar = capsys.readouterr().err.replace("\r", "\n")
+    for text in ("0/12 games |", "run 0:00:00, end in ? (timing the first iteration) | self-play", "4/12 games |",
+                 "| training 1/", "8/12 games |", "| evaluation vs pure:20 2/2", "positions/s, evaluation in ~",
+                 "end in ~"):
+        assert text in bar, text
+    assert not [t for t in threading.enumerate() if t.name == "progress-clock"]  # the bar's clock stopped
