@@ -103,7 +103,7 @@ class SelfPlayActor:
         torch.set_num_threads(1)
         self.config = config_from_dict(config_dict)
         self.device = "cuda" if ray.get_gpu_ids() else "cpu"
-        self.net = WorkerNet(self.config, actor_id, self.device)
+        self.net = WorkerNet(self.config, self.device)
         s = self.config.selfplay
         self.runner = SelfPlayRunner(self.net.evaluator, self.config.board, self.config.search, s.parallel_games,
                                      np.random.default_rng(actor_id))

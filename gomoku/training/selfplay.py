@@ -134,7 +134,7 @@ def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp
     torch.set_num_threads(1)
     config = config_from_dict(config_dict)
     device, _ = resolve_inference(config.selfplay)
-    net = WorkerNet(config, worker_id, "cpu" if remote else device)
+    net = WorkerNet(config, "cpu" if remote else device)
     server = RemoteEvaluator(worker_id, *remote) if remote else None
     runner = SelfPlayRunner(net.evaluator, config.board, config.search, config.selfplay.parallel_games,
                             np.random.default_rng(worker_id))
@@ -179,9 +179,7 @@ class WorkerNet:
     """A worker's copy of the net: new weights in, an evaluator out (torch, or on a CPU onnxruntime,
     which runs this small net about twice as fast on a core; the weights are exported on each load)."""
 
-    def __init__(self, config, worker_id: int, device: str = "cpu"):
-        import tempfile
-
+    def __init__(self, config, device: str = "cpu"):
         from nets import NetConfig, NetEvaluator, build_net
 
         b, n = config.board, config.net
@@ -189,26 +187,19 @@ class WorkerNet:
         self.torch_evaluator = NetEvaluator(self.net, device)
         runtime = config.selfplay.runtime
         self.onnx = device == "cpu" and (runtime == "onnx" or (runtime == "auto" and onnx_available()))
-        self.folder = tempfile.mkdtemp(prefix=f"gomoku-zero-worker{worker_id}-") if self.onnx else None
         self.evaluator = self.torch_evaluator
 
     def load(self, weights: dict):
         self.torch_evaluator.load_state_dict(weights)
-        if self.onnx:
-            from pathlib import Path
-
+        if self.onnx:  # exported in memory: no file to leave behind when the worker is killed
             from nets.onnx_evaluator import OnnxEvaluator
-            from nets.onnx_export import export_onnx
+            from nets.onnx_export import onnx_bytes
 
-            path = export_onnx(self.net, Path(self.folder) / "net.onnx")
-            self.evaluator = OnnxEvaluator(path, threads=1)
+            self.evaluator = OnnxEvaluator(onnx_bytes(self.net), threads=1)
         return self.evaluator
 
     def close(self) -> None:
-        if self.folder is not None:
-            import shutil
-
-            shutil.rmtree(self.folder, ignore_errors=True)
+        """Nothing to release (kept so that callers need not know which runtime a worker uses)."""
 
 
 def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], opponent: str,
