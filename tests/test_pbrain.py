@@ -476,7 +476,7 @@ class SlowRounds:
     def reset(self):
         pass
 
-    def analyse(self, board, on_progress=None, should_stop=None):
+    def analyse(self, board, on_progress=None, should_stop=None, time_left=None, playouts=None):
         from mcts import SearchResult
 
         visits = np.zeros(board.width * board.height)
