@@ -35,6 +35,7 @@ START_TIMEOUT = 60.0  # seconds an engine may take to answer START (loading a ne
 LATE_GRACE = 0.1  # seconds past the turn time an answer still counts (pipes, a shared machine's scheduler)
 SILENT_WAIT = 1.0  # seconds more to wait for a late answer before calling the engine silent
 END_GRACE = 1.0  # seconds the engine has to exit after END before it is killed
+CRASH_WAIT = 0.5  # seconds to wait for the exit code of an engine whose output ended
 STDERR_LINES = 20  # the engine's last stderr lines kept for a crash report
 GAME_TYPE_AI = 1  # INFO game_type: the opponent is another engine
 _MOVE = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
@@ -148,7 +149,12 @@ class PbrainPlayer(Player):
             raise self._crashed(f"writing to it failed ({error})") from error
 
     def _crashed(self, what: str) -> Forfeit:
-        code = self.process.poll() if self.process is not None else None
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(CRASH_WAIT)  # its output ended: it is probably exiting
+            except subprocess.TimeoutExpired:
+                pass
         tail = " | ".join(list(self._stderr)[-3:])
         exit_text = f", exit code {code}" if code is not None else ""
         return Forfeit(ForfeitReason.CRASHED, f"{what}{exit_text}" + (f"; stderr: {tail}" if tail else ""))
