@@ -63,8 +63,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")
-    parser.add_argument("--report", action="store_true",
-                        help="after each search, a MESSAGE line with its playouts and time")
+    parser.add_argument("--no-report", dest="report", action="store_false",
+                        help="no MESSAGE line after each search (its playouts, time and value)")
     parser.add_argument("--verbose", action="store_true", help="debug logging on stderr")
     args = parser.parse_args(argv)
     if args.playouts is not None and args.playouts < 1:

@@ -84,8 +84,8 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
     must match the board's own ``start_player`` when given. Both players are reset first. Raises
     IllegalMoveError naming the player when one returns an illegal move; a player that raises
     ``Forfeit`` (an external engine that crashed, was late, silent or illegal) loses the game.
-    Each move's wall-clock time and the playouts a player reports (``last_playouts``) are kept
-    in the record's ``stats``.
+    Each move's wall-clock time (an external engine's answer time, ``last_answer_seconds``) and
+    the playouts a player reports (``last_playouts``) are kept in the record's ``stats``.
     """
     if board is None:
         board = Board(start_player=1 if start_player is None else start_player)
@@ -109,7 +109,9 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
             forfeit = ForfeitRecord(stone, lost.reason, lost.detail)
             log.info("%s (stones %d) forfeits: %s", player_name(player), stone, lost)
             break
-        stats[stone] = stats[stone].add(time.perf_counter() - started, getattr(player, "last_playouts", None))
+        elapsed = time.perf_counter() - started
+        answer = getattr(player, "last_answer_seconds", None)  # an external engine's answer, without its start
+        stats[stone] = stats[stone].add(elapsed if answer is None else answer, getattr(player, "last_playouts", None))
         try:
             board.do_move(move)
         except IllegalMoveError as error:
@@ -262,6 +264,33 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
         if bar is not None:
             bar.close()
     log.info("%s vs %s: +%d =%d -%d", result.player, result.opponent, result.wins, result.draws, result.losses)
+    return result
+
+
+def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = 9, height: int = 9,
+                    n_in_row: int = 5) -> list[Board]:
+    """``count`` different positions of ``stones`` random stones (colours alternating, first
+    player to move next when ``stones`` is even), as Gomocup-style openings."""
+    openings: dict[tuple[int, ...], Board] = {}
+    while len(openings) < count:
+        moves = tuple(int(m) for m in rng.choice(width * height, stones, replace=False))
+        board = Board.from_moves(list(moves), width, height, n_in_row)
+        if not board.game_end()[0]:
+            openings.setdefault(moves, board)
+    return list(openings.values())
+
+
+def play_openings(player: Player, opponent: Player, openings: Sequence[Board],
+                  on_game: Callable[[int, GameRecord], None] | None = None) -> MatchResult:
+    """Each opening twice, colours swapped: game 2k has ``player`` on the first stones (id 1)."""
+    result = MatchResult(player_name(player), player_name(opponent))
+    for index in range(2 * len(openings)):
+        board, player_first = openings[index // 2], index % 2 == 0
+        first, second = (player, opponent) if player_first else (opponent, player)
+        record = play_game(first, second, board)
+        result.add(record, player_first)
+        if on_game is not None:
+            on_game(index, record)
     return result
 
 
