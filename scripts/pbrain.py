@@ -27,8 +27,8 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
-from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS, PURE_PLAYOUTS,  # noqa: E402
-                                  EngineOptions, remove_exports)
+from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS,  # noqa: E402
+                                  ENGINE_CACHE, ENGINE_LEAVES, PURE_PLAYOUTS, EngineOptions, remove_exports)
 from gomoku.pbrain.server import configure_logging, serve  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
 
@@ -60,6 +60,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, metavar="N",
                         help=f"threads for the net (torch or onnxruntime; default {DEFAULT_THREADS}: more "
                              "only slow a one-position search down on a busy machine)")
+    parser.add_argument("--leaves", type=int, default=ENGINE_LEAVES, metavar="N",
+                        help=f"the model's search: leaves per net call (virtual loss; default {ENGINE_LEAVES}, "
+                             "1 = the exact one-leaf search)")
+    parser.add_argument("--cache", type=int, default=ENGINE_CACHE, metavar="N",
+                        help=f"the model's search: positions whose net answers are remembered (default "
+                             f"{ENGINE_CACHE}; 0 = none)")
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")
@@ -71,6 +77,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--playouts must be at least 1")
     if args.threads < 1:
         parser.error("--threads must be at least 1")
+    if args.leaves < 1 or args.cache < 0:
+        parser.error("--leaves must be at least 1 and --cache at least 0")
     for spec in (args.player_spec, args.fallback_spec):
         if spec and spec.strip().startswith("human"):
             parser.error("the human player cannot run behind the protocol")
@@ -85,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,
                             fallback_spec=args.fallback_spec, seed=args.seed,
                             shortcuts=not args.no_shortcuts, onnx=args.onnx, threads=args.threads,
-                            report=args.report)
+                            report=args.report, leaves=args.leaves, cache=args.cache)
     try:
         serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
     except KeyboardInterrupt:  # Ctrl-C when run by hand: just go

@@ -313,3 +313,48 @@ def test_a_time_limited_search_stops_once_one_move_is_left():
     player.seconds = 0.2
     player.reset()
     assert player.get_action(board) == 4 and player.last_playouts > player.ROUND_PLAYOUTS
+
+
+def test_the_evaluation_cache_answers_exactly_and_counts():
+    search = pytest.importorskip("gomoku.players.search")
+    from mcts.evaluators import CachedEvaluator
+
+    class Counting:
+        """Priors and a value that depend on the whole input; counts the positions it is asked."""
+
+        calls = 0
+
+        def evaluate_batch(self, planes, legal):
+            Counting.calls += len(planes)
+            weights = np.arange(1, legal.shape[1] + 1) * (1 + planes[:, :2].sum(axis=(1, 2, 3)))[:, None]
+            priors = np.where(legal, weights % 7 + 1.0, 0.0)
+            return priors / priors.sum(axis=1, keepdims=True), np.tanh(planes[:, 0].sum(axis=(1, 2)) - 3.0)
+
+    def play(cache_entries: int) -> tuple[list[int], list[np.ndarray]]:
+        player = search.AlphaZeroPlayer(Counting(), n_playout=120, seed=0, cache_entries=cache_entries)
+        board, visits = Board(), []
+        for _ in range(6):
+            player.reset()  # a fresh tree each move: the positions of the last search come again
+            result = player.analyse(board)
+            visits.append(result.visits)
+            board.do_move(result.best_move())
+        return list(board.moves), visits
+
+    Counting.calls = 0
+    moves, visits = play(0)
+    plain_calls = Counting.calls
+    Counting.calls = 0
+    cached_moves, cached_visits = play(1000)
+    assert cached_moves == moves and all((a == b).all() for a, b in zip(visits, cached_visits))
+    assert Counting.calls < plain_calls  # positions met again cost no call
+    # Hits and misses; a full memory is cleared, and a different mask is another position.
+    cache = CachedEvaluator(Counting(), max_entries=2)
+    boards = [Board.from_moves(m) for m in ([], [40], [40, 41])]
+    planes = np.stack([b.current_state() for b in boards])
+    legal = np.ones((3, 81), dtype=bool)
+    first = cache.evaluate_batch(planes[:2], legal[:2])
+    again = cache.evaluate_batch(planes[:2], legal[:2])
+    assert (cache.hits, cache.misses) == (2, 2) and all((a == b).all() for a, b in zip(first, again))
+    legal[0, 5] = False
+    cache.evaluate_batch(planes, legal)  # one hit, two new keys: more than the memory holds
+    assert (cache.hits, cache.misses) == (3, 4) and len(cache._memory) == 2  # cleared, then the two stored

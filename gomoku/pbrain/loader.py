@@ -28,6 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
 AZ_PLAYOUTS = 800  # per move for the model without a clock when --playouts is not given
 PURE_PLAYOUTS = 2000  # per move for pure MCTS (no model) without a clock when --playouts is not given
+ENGINE_LEAVES = 8  # leaves per net call of the engine's search (virtual loss; docs/engine.md)
+ENGINE_CACHE = 50_000  # positions the engine's net answers are remembered for (CachedEvaluator)
 CLOCK_PURE = "pure"  # the fallback spec of pure MCTS searching for the clock's time (scripts/pbrain.py's default)
 DEFAULT_THREADS = 1  # torch / onnxruntime threads: one is fastest for batch-1 searches
 
@@ -46,6 +48,8 @@ class EngineOptions:
     onnx: bool = True  # run the net with onnxruntime (a .pt model is exported at START); False: torch
     threads: int = DEFAULT_THREADS  # torch / onnxruntime intra-op threads
     report: bool = False  # say each search's playouts in a MESSAGE line
+    leaves: int = ENGINE_LEAVES  # the model's search: leaves per net call
+    cache: int = ENGINE_CACHE  # the model's search: positions remembered (0: no cache)
 
 
 @dataclass
@@ -179,7 +183,8 @@ class Players:
 
         try:
             player = AlphaZeroPlayer.from_checkpoint(str(path), n_playout=playouts, seed=self.options.seed,
-                                                     runtime="torch")
+                                                     runtime="torch", leaves_per_step=self.options.leaves,
+                                                     cache_entries=self.options.cache)
         except ValueError as error:  # CheckpointError (a ValueError)
             raise ProtocolError(f"cannot load {path}: {error}") from error
         limit_threads(self.options.threads)  # torch was imported just now
@@ -203,7 +208,8 @@ class Players:
         from gomoku.players.search import AlphaZeroPlayer
 
         player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
-                                 name=f"az:{path}" + (f":{playouts}" if playouts else "") + " (onnxruntime)")
+                                 name=f"az:{path}" + (f":{playouts}" if playouts else "") + " (onnxruntime)",
+                                 leaves_per_step=self.options.leaves, cache_entries=self.options.cache)
         player.net_config = evaluator.config
         return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row,
                       untimed_playouts=playouts or AZ_PLAYOUTS)

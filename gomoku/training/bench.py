@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
+from gomoku.pbrain.loader import ENGINE_LEAVES
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.training.config import Config, load_config
@@ -82,6 +83,35 @@ def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = Non
                         forced_moves=forced_moves, vcf=vcf).get_action(Board())
 
     return s.az_playouts / _median_time(one_move, s.repeats)
+
+
+def bench_reference(s: BenchSettings) -> float:
+    """Playouts/s of ``mcts.reference`` on the evaluator ``bench_az`` uses: the classic
+    implementation's search structure (a node object per position, children in a dict, a Python
+    max over them, a board copy per playout), timed side by side with ours on the same net."""
+    from mcts.reference import ReferenceMCTS
+
+    search = ReferenceMCTS(_az_evaluator(s), n_playout=s.az_playouts, rng=np.random.default_rng(0))
+    return s.az_playouts / _median_time(lambda: search.search(Board()), s.repeats)
+
+
+def bench_az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False) -> float:
+    """Playouts/s over the first ``moves`` moves of a game the az player plays against itself,
+    ``az_playouts`` a move with the tree kept between moves, as the engine plays; with ``cache``
+    through a ``CachedEvaluator`` (positions met in earlier searches answered from memory: the
+    same moves, since its answers are exact)."""
+    from mcts.evaluators import CachedEvaluator
+
+    evaluator = _az_evaluator(s)
+
+    def game():
+        player = AlphaZeroPlayer(CachedEvaluator(evaluator) if cache else evaluator, n_playout=s.az_playouts,
+                                 seed=0, leaves_per_step=leaves_per_step)
+        board = Board()
+        for _ in range(moves):
+            board.do_move(player.get_action(board))
+
+    return moves * s.az_playouts / _median_time(game, s.repeats)
 
 
 def bench_net(s: BenchSettings, batch: int = 256) -> float:
@@ -302,7 +332,14 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
               ("az_mcts_playouts_per_s_window", lambda: bench_az(s, WINDOW_LEAVES, threads=WINDOW_THREADS)),
               ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False)),
               ("az_mcts_playouts_per_s_torch", lambda: bench_az(s, onnx=False)),
-              ("az_mcts_playouts_per_s_torch_leaves8", lambda: bench_az(s, 8, onnx=False))]
+              ("az_mcts_playouts_per_s_torch_leaves8", lambda: bench_az(s, 8, onnx=False)),
+              # The same search structure as the classic, on our net and runtime, in this sitting.
+              ("az_reference_playouts_per_s", lambda: bench_reference(s)),
+              # A game's searches (tree kept), as the engine plays them: the levers one by one.
+              ("az_game_playouts_per_s", lambda: bench_az_game(s)),
+              ("az_game_playouts_per_s_cached", lambda: bench_az_game(s, cache=True)),
+              ("az_game_playouts_per_s_leaves8", lambda: bench_az_game(s, ENGINE_LEAVES)),
+              ("az_game_playouts_per_s_leaves8_cached", lambda: bench_az_game(s, ENGINE_LEAVES, cache=True))]
     for key, fn in extras:
         results[key] = fn()
         log(f"{key:36s} {results[key]:12.4g}")
@@ -325,6 +362,14 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
         log('selfplay_ray_positions_per_s: skipped, Ray is not installed (pip install -e ".[ray]")')
     if variants:
         results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(s, log)
+    # Side by side with the classic's search structure (same net, same runtime, this sitting).
+    results["speedup_vs_reference"] = {
+        key: results[key] / results["az_reference_playouts_per_s"]
+        for key in ("az_mcts_playouts_per_s", "az_mcts_playouts_per_s_leaves8", "az_mcts_playouts_per_s_window",
+                    "az_game_playouts_per_s", "az_game_playouts_per_s_cached", "az_game_playouts_per_s_leaves8",
+                    "az_game_playouts_per_s_leaves8_cached")}
+    for key, ratio in results["speedup_vs_reference"].items():
+        log(f"{key:36s} {ratio:10.1f}x the classic search structure, side by side")
     results["speedup_vs_classic"] = {k: results[k] / v for k, v in CLASSIC.items()}
     results["speedup_vs_classic"]["az_mcts_playouts_per_s_window"] = (
         results["az_mcts_playouts_per_s_window"] / CLASSIC["az_mcts_playouts_per_s"])
