@@ -56,14 +56,17 @@ def main(argv: list[str] | None = None) -> int:
         close_players(player, opponent)
     print(result.format_row())
     print(result.format_stats())
-    slowest = {name: getattr(p, "slowest_answer", None) for name, p in (("player", player), ("opponent", opponent))}
-    for name, seconds in slowest.items():
-        if seconds is not None:
-            print(f"slowest answer through the protocol, {name}: {seconds * 1000:.0f} ms")
+    answers = {name: getattr(p, "answer_times", None) for name, p in (("player", player), ("opponent", opponent))}
+    answers = {name: times for name, times in answers.items() if times}
+    for name, times in answers.items():
+        print(f"answers through the protocol, {name}: median {np.median(times) * 1000:.0f} ms, "
+              f"slowest {max(times) * 1000:.0f} ms over {len(times)}")
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
                    "stones": args.stones, "size": args.size, "seed": args.seed, "minutes": (time.time() - started) / 60,
-                   "slowest_answer_ms": {k: None if v is None else round(v * 1000, 1) for k, v in slowest.items()},
+                   "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
+                                         "p95": round(float(np.percentile(times, 95)) * 1000, 1),
+                                         "slowest": round(max(times) * 1000, 1)} for name, times in answers.items()},
                    "result": result.to_dict(timing=True)}
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     return 0

@@ -74,12 +74,14 @@ class PbrainPlayer(Player):
         self.max_memory = max_memory
         self.start_timeout, self.late_grace, self.silent_wait = start_timeout, late_grace, silent_wait
         self.process: subprocess.Popen | None = None
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._lines: queue.Queue[tuple[float, bytes | None]] = queue.Queue()  # (arrival time, line)
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._known: list[int] | None = None  # the moves of the engine's current game (None: none started)
         self._finalizer = None
         self.last_answer_seconds: float | None = None
         self.slowest_answer = 0.0
+        self.answer_times: list[float] = []  # seconds, every answer so far
+        self.arrived = 0.0
         self.last_playouts: int | None = None
 
     # ------------------------------------------------------------------ Player
@@ -132,8 +134,9 @@ class PbrainPlayer(Player):
             raise Forfeit(ForfeitReason.CRASHED, f"cannot start {self.command[-1]}: {error}") from error
         self.process = process
         self._finalizer = weakref.finalize(self, _kill, process)
-        threading.Thread(target=_pump, args=(process.stdout, self._lines.put), daemon=True,
-                         name="pbrain-out").start()
+        lines = self._lines
+        threading.Thread(target=_pump, args=(process.stdout, lambda line: lines.put((time.monotonic(), line))),
+                         daemon=True, name="pbrain-out").start()
         threading.Thread(target=_pump, args=(process.stderr, self._keep_stderr), daemon=True,
                          name="pbrain-err").start()
 
@@ -161,11 +164,12 @@ class PbrainPlayer(Player):
 
     def _read(self, timeout: float) -> str | None:
         """The next answer line (chatter skipped, MESSAGE lines read for playouts); None when
-        nothing came within ``timeout`` seconds. Raises Forfeit when the engine's output ended."""
+        nothing came within ``timeout`` seconds. Raises Forfeit when the engine's output ended.
+        ``self.arrived`` is the time (``time.monotonic``) the line arrived on the pipe."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                self.arrived, raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 return None
             if raw is None:
@@ -221,9 +225,10 @@ class PbrainPlayer(Player):
             if answer is None:
                 raise Forfeit(ForfeitReason.SILENT, f"no answer to {lines[0]} within "
                                                     f"{turn + self.late_grace + self.silent_wait:.2f} s")
-        elapsed = time.monotonic() - started
+        elapsed = self.arrived - started  # when the line came, not when this thread woke up
         self.last_answer_seconds = elapsed
         self.slowest_answer = max(self.slowest_answer, elapsed)
+        self.answer_times.append(elapsed)
         if elapsed > turn + self.late_grace:
             raise Forfeit(ForfeitReason.LATE, f"answered {answer!r} after {elapsed * 1000:.0f} ms "
                                               f"(turn time {self.turn_ms} ms)")

@@ -315,34 +315,56 @@ def machine() -> dict:
             "torch": torch.__version__, "python": platform.python_version()}
 
 
+SEARCH_FIGURES = {  # the single-game search, varied one lever at a time (run_search)
+    "az_mcts_playouts_per_s": lambda s: bench_az(s),
+    "az_mcts_playouts_per_s_threads2": lambda s: bench_az(s, threads=2),
+    "az_mcts_playouts_per_s_leaves8": lambda s: bench_az(s, leaves_per_step=8),
+    "az_mcts_playouts_per_s_window": lambda s: bench_az(s, WINDOW_LEAVES, threads=WINDOW_THREADS),
+    "az_mcts_playouts_per_s_no_forced_moves": lambda s: bench_az(s, forced_moves=False),
+    "az_mcts_playouts_per_s_torch": lambda s: bench_az(s, onnx=False),
+    "az_mcts_playouts_per_s_torch_leaves8": lambda s: bench_az(s, 8, onnx=False),
+    # The same search structure as the classic, on our net and runtime, in this sitting.
+    "az_reference_playouts_per_s": bench_reference,
+    # A game's searches (tree kept), as the engine plays them: the levers one by one.
+    "az_game_playouts_per_s": lambda s: bench_az_game(s),
+    "az_game_playouts_per_s_cached": lambda s: bench_az_game(s, cache=True),
+    "az_game_playouts_per_s_leaves8": lambda s: bench_az_game(s, ENGINE_LEAVES),
+    "az_game_playouts_per_s_leaves8_cached": lambda s: bench_az_game(s, ENGINE_LEAVES, cache=True),
+}
+
+
+def run_search(s: BenchSettings, log=print) -> dict:
+    """The search figures (``SEARCH_FIGURES``, one sitting) and their ratios to the classic's
+    search structure measured beside them and to the classic implementation's published figure.
+    The headline is the exact search (one leaf, one thread) on the default runtime (onnxruntime on
+    a CPU when installed), as evaluate.py plays it; "_window" is the play window's search
+    (players.WINDOW_LEAVES leaves a call, WINDOW_THREADS threads); "az_game_*" the engine's."""
+    torch.set_num_threads(1)
+    results = {}
+    for key, fn in SEARCH_FIGURES.items():
+        results[key] = fn(s)
+        log(f"{key:36s} {results[key]:12.4g}")
+    reference = results["az_reference_playouts_per_s"]
+    results["speedup_vs_reference"] = {key: value / reference for key, value in results.items()
+                                       if key.startswith(("az_mcts", "az_game"))}
+    for key, ratio in results["speedup_vs_reference"].items():
+        log(f"{key:36s} {ratio:10.1f}x the classic's search structure, side by side")
+    classic = CLASSIC["az_mcts_playouts_per_s"]
+    results["search_speedup_vs_classic"] = {key: value / classic for key, value in results.items()
+                                            if key.startswith(("az_mcts", "az_game"))}
+    return results
+
+
 def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     torch.set_num_threads(1)
     results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
     results["selfplay_runtime"] = "onnx" if onnx_available() else "torch"  # what "auto" picks here
-    steps = [("pure_mcts_playouts_per_s", bench_pure), ("az_mcts_playouts_per_s", bench_az),
-             ("net_positions_per_s_b256", bench_net), ("train_step_s", bench_train_step)]
+    steps = [("pure_mcts_playouts_per_s", bench_pure), ("net_positions_per_s_b256", bench_net),
+             ("train_step_s", bench_train_step)]
     for key, fn in steps:
         results[key] = fn(s)
         log(f"{key:36s} {results[key]:12.4g}")
-    # The headline is the exact search (one leaf, one thread) on the default runtime (onnxruntime
-    # on a CPU when installed), as evaluate.py plays it; these vary it; "_window" is the play
-    # window's search (players.WINDOW_LEAVES leaves a call, WINDOW_THREADS threads).
-    extras = [("az_mcts_playouts_per_s_threads2", lambda: bench_az(s, threads=2)),
-              ("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
-              ("az_mcts_playouts_per_s_window", lambda: bench_az(s, WINDOW_LEAVES, threads=WINDOW_THREADS)),
-              ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False)),
-              ("az_mcts_playouts_per_s_torch", lambda: bench_az(s, onnx=False)),
-              ("az_mcts_playouts_per_s_torch_leaves8", lambda: bench_az(s, 8, onnx=False)),
-              # The same search structure as the classic, on our net and runtime, in this sitting.
-              ("az_reference_playouts_per_s", lambda: bench_reference(s)),
-              # A game's searches (tree kept), as the engine plays them: the levers one by one.
-              ("az_game_playouts_per_s", lambda: bench_az_game(s)),
-              ("az_game_playouts_per_s_cached", lambda: bench_az_game(s, cache=True)),
-              ("az_game_playouts_per_s_leaves8", lambda: bench_az_game(s, ENGINE_LEAVES)),
-              ("az_game_playouts_per_s_leaves8_cached", lambda: bench_az_game(s, ENGINE_LEAVES, cache=True))]
-    for key, fn in extras:
-        results[key] = fn()
-        log(f"{key:36s} {results[key]:12.4g}")
+    results.update(run_search(s, log))
     positions = _game_positions(s)
     results.update(bench_vcf(s, positions))
     results.update(bench_vcf_per_move(s, positions))
@@ -362,14 +384,6 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
         log('selfplay_ray_positions_per_s: skipped, Ray is not installed (pip install -e ".[ray]")')
     if variants:
         results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(s, log)
-    # Side by side with the classic's search structure (same net, same runtime, this sitting).
-    results["speedup_vs_reference"] = {
-        key: results[key] / results["az_reference_playouts_per_s"]
-        for key in ("az_mcts_playouts_per_s", "az_mcts_playouts_per_s_leaves8", "az_mcts_playouts_per_s_window",
-                    "az_game_playouts_per_s", "az_game_playouts_per_s_cached", "az_game_playouts_per_s_leaves8",
-                    "az_game_playouts_per_s_leaves8_cached")}
-    for key, ratio in results["speedup_vs_reference"].items():
-        log(f"{key:36s} {ratio:10.1f}x the classic search structure, side by side")
     results["speedup_vs_classic"] = {k: results[k] / v for k, v in CLASSIC.items()}
     results["speedup_vs_classic"]["az_mcts_playouts_per_s_window"] = (
         results["az_mcts_playouts_per_s_window"] / CLASSIC["az_mcts_playouts_per_s"])
