@@ -156,3 +156,33 @@ def test_our_engine_as_the_external_one(tmp_path, monkeypatch):
     [result] = evaluate(spec, ["random"], games=2, seed=0)
     assert result.games == 2 and result.forfeits() == [] and result.wins == 2  # never late, never illegal
     assert result.side_stats().moves >= 8
+
+
+def test_play_game_records_playouts_and_forfeits_in_process():
+    from gomoku.game.forfeit import Forfeit
+    from gomoku.players import HeuristicPlayer
+    from gomoku.players.search import PureMCTSPlayer
+
+    class GivesUp(RandomPlayer):
+        """Forfeits (as an external engine would) at its third move."""
+
+        def __init__(self):
+            super().__init__(np.random.default_rng(4))
+            self.name, self.moves = "gives-up", 0
+
+        def get_action(self, board):
+            self.moves += 1
+            if self.moves == 3:
+                raise Forfeit(ForfeitReason.ILLEGAL, "no move")
+            return super().get_action(board)
+
+    record = play_game(PureMCTSPlayer(30, seed=0), GivesUp())
+    assert record.winner == 1 and record.forfeit.stone == 2 and record.forfeit.reason is ForfeitReason.ILLEGAL
+    assert len(record.moves) == 5 and record.stats[0].moves == 3 and record.stats[1].moves == 2
+    assert record.stats[0].playouts == 90 and record.stats[0].playouts_per_move == 30  # every move searched
+    assert record.stats[1].playouts == 0 and record.stats[1].playouts_per_move == 0
+    result = play_match(HeuristicPlayer(), PureMCTSPlayer(20, seed=1), games=2)
+    opponent = result.side_stats(opponent=True)
+    assert opponent.moves == sum(r.stats[1 - i % 2].moves for i, r in enumerate(result.records))
+    assert opponent.playouts == 20 * opponent.searched and result.side_stats().searched == 0
+    assert result.forfeits() == [] and "forfeits" not in result.format_row()

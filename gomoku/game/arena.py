@@ -39,16 +39,22 @@ class SideStats:
 
     moves: int = 0
     playouts: int = 0
+    searched: int = 0  # moves with playouts reported (not those played without a search)
     seconds: float = field(default=0.0, compare=False)
     slowest: float = field(default=0.0, compare=False)
 
     def add(self, seconds: float, playouts: int | None) -> "SideStats":
-        return SideStats(self.moves + 1, self.playouts + (playouts or 0), self.seconds + seconds,
-                         max(self.slowest, seconds))
+        return SideStats(self.moves + 1, self.playouts + (playouts or 0), self.searched + bool(playouts),
+                         self.seconds + seconds, max(self.slowest, seconds))
+
+    def __add__(self, other: "SideStats") -> "SideStats":
+        return SideStats(self.moves + other.moves, self.playouts + other.playouts, self.searched + other.searched,
+                         self.seconds + other.seconds, max(self.slowest, other.slowest))
 
     @property
     def playouts_per_move(self) -> float:
-        return self.playouts / self.moves if self.moves else 0.0
+        """Playouts per searched move."""
+        return self.playouts / self.searched if self.searched else 0.0
 
 
 @dataclass(frozen=True)
@@ -177,9 +183,7 @@ class MatchResult:
         """``player``'s moves over the match (``opponent``'s with ``opponent=True``)."""
         total = SideStats()
         for record, own in zip(self.records, self.own_stones):
-            side = record.stats[(own if not opponent else other(own)) - 1]
-            total = SideStats(total.moves + side.moves, total.playouts + side.playouts,
-                              total.seconds + side.seconds, max(total.slowest, side.slowest))
+            total = total + record.stats[(own if not opponent else other(own)) - 1]
         return total
 
     def forfeits(self) -> list[tuple[int, str, ForfeitRecord]]:
@@ -202,8 +206,8 @@ class MatchResult:
         (mean and slowest move; wall-clock, so it differs from run to run)."""
         lines = []
         for name, side in ((self.player, self.side_stats()), (self.opponent, self.side_stats(opponent=True))):
-            line = f"  {name:<{NAME_WIDTH}} " + (f"{side.playouts_per_move:8.0f} playouts/move" if side.playouts
-                                                   else f"{'-':>8} playouts/move")
+            line = f"  {name:<{NAME_WIDTH}} " + (f"{side.playouts_per_move:8.0f} playouts/searched move"
+                                                   if side.playouts else f"{'-':>8} playouts/searched move")
             if timing:
                 mean = side.seconds / side.moves if side.moves else 0.0
                 line += f"  {mean:6.3f} s/move  slowest {side.slowest:6.3f} s"
@@ -216,7 +220,8 @@ class MatchResult:
         low, high = self.ci95
         sides = {}
         for key, side in (("player_moves", self.side_stats()), ("opponent_moves", self.side_stats(opponent=True))):
-            sides[key] = {"moves": side.moves, "playouts_per_move": side.playouts_per_move}
+            sides[key] = {"moves": side.moves, "searched_moves": side.searched,
+                          "playouts_per_searched_move": side.playouts_per_move}
             if timing:
                 sides[key].update(seconds_per_move=side.seconds / side.moves if side.moves else 0.0,
                                   slowest_move_s=side.slowest)
