@@ -89,15 +89,22 @@ def players():
         assert player.process is None
 
 
-def test_spec_forms():
-    player = make_player("pbrain:./engines/pbrain-x:250")
-    assert isinstance(player, PbrainPlayer) and player.turn_ms == 250 and player.path == "./engines/pbrain-x"
-    assert make_player("pbrain:C:/engines/x.exe").path == "C:/engines/x.exe"  # no MS: the default turn
+def test_spec_forms(tmp_path, monkeypatch):
+    engine = tmp_path / "pbrain-x"
+    engine.write_text("")
+    player = make_player(f"pbrain:{engine}:250")
+    assert isinstance(player, PbrainPlayer) and player.turn_ms == 250 and player.path == str(engine)
+    assert player.process is None  # nothing starts before the first move
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "C:").mkdir()
+    (tmp_path / "C:" / "x.exe").write_text("")
+    assert make_player("pbrain:C:/x.exe").path == "C:/x.exe"  # no MS: the default turn
+    assert make_player("pbrain:C:/x.exe").turn_ms == 1000
+    (tmp_path / "engine.py").write_text("")
     assert make_player("pbrain:engine.py").command == [sys.executable, "engine.py"]
-    for bad in ("pbrain:", "pbrain::500", "pbrain:x:0"):
+    for bad in ("pbrain:", "pbrain::500", "pbrain:pbrain-x:0", "pbrain:no-such-engine:100"):
         with pytest.raises(ValueError, match="valid forms"):
             make_player(bad)
-    assert player.process is None  # nothing starts before the first move
 
 
 def test_a_fake_engine_plays_whole_games_with_turn_board_and_restart(tmp_path, players):

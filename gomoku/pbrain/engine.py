@@ -48,6 +48,8 @@ from gomoku.pbrain.protocol import (ABOUT, MAX_SIZE, MIN_SIZE, N_IN_ROW, About, 
                                     unsupported_rule, xy)
 from gomoku.pbrain.protocol import Start as StartRecord
 from gomoku.players import winning_points
+# The search tree's memory without INFO max_memory; playouts per search round under a clock.
+from gomoku.players.search import DEFAULT_TREE_BYTES, TIMED_ROUND_PLAYOUTS
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +63,8 @@ FAST_TURN = 0.1  # seconds a move for INFO timeout_turn 0 ("play as fast as poss
 MOVES_LEFT_MIN = 5  # time_left is shared over the moves left (half the empty points, in these
 MOVES_LEFT_MAX = 25  # bounds) plus this reserve
 MOVES_LEFT_RESERVE = 3
-ENGINE_ROUND_PLAYOUTS = 16  # playouts per search round under a clock (the clock is read between)
 MAX_LIMIT = 86_400.0  # seconds: a larger limit (INFO timeout_turn 10**20) is read as this
 TREE_SHARE = 0.8  # of the memory INFO max_memory leaves once the player is loaded, for the search tree
-DEFAULT_TREE_BYTES = 512 * 2**20  # the search tree's memory without INFO max_memory
 MIN_TREE_BYTES = 8 * 2**20  # never less (a max_memory below what the process already takes)
 
 
@@ -371,7 +371,7 @@ class PbrainEngine:
                 outcome["error"] = error
 
         if seconds is not None:
-            player.ROUND_PLAYOUTS = ENGINE_ROUND_PLAYOUTS
+            player.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
         thread = threading.Thread(target=run, name="pbrain-search", daemon=True)
         thread.start()
         self._search_thread = thread

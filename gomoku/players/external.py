@@ -17,6 +17,7 @@ import collections
 import logging
 import queue
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -53,6 +54,8 @@ def parse_pbrain_spec(rest: str, spec: str, bad_spec) -> "PbrainPlayer":
         raise bad_spec(spec, "expected pbrain:PATH[:MS]")
     if int(turn) < 1:
         raise bad_spec(spec, f"the turn time must be at least 1 ms, got {turn!r}")
+    if not Path(path).is_file() and shutil.which(path) is None:
+        raise bad_spec(spec, f"no engine at {path!r}")
     return PbrainPlayer(path, int(turn))
 
 
