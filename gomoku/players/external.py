@@ -93,7 +93,9 @@ class PbrainPlayer(Player):
 
     def get_action(self, board: Board) -> int:
         try:
-            if self._known is None or not self._alive():
+            if self._known is not None and not self._alive():  # it died after its last answer
+                raise self._crashed("the engine exited between two moves")
+            if self._known is None:
                 self._new_game(board)
             move = self._ask(board)
         except Forfeit:
