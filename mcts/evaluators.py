@@ -91,6 +91,12 @@ class RolloutEvaluator:
 
 
 DEFAULT_CACHE_ENTRIES = 50_000  # positions a CachedEvaluator remembers (cleared when full)
+CACHE_ENTRY_OVERHEAD = 250  # bytes of a cache entry besides its priors (key, tuple, dict slot), roughly
+
+
+def cache_entry_bytes(size: int) -> int:
+    """Rough bytes of one CachedEvaluator entry on a board of ``size`` points."""
+    return 8 * size + CACHE_ENTRY_OVERHEAD
 
 
 class CachedEvaluator:

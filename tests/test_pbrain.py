@@ -613,8 +613,15 @@ def test_no_playout_cap_under_a_clock_and_the_tree_is_kept(random_model):
     player = engine.player
     assert player.n_playout is None and engine.loaded.untimed_playouts == AZ_PLAYOUTS
     engine.handle_line("INFO timeout_turn 300")
+    engine.handle_line(f"INFO max_memory {engine._base_memory + 20 * 2**20}")
     engine.handle_line("BEGIN")
     assert out[-2].startswith(f"MESSAGE {player.last_result.playouts} playouts")
+    # The evaluation cache (on by default) gets its share of the memory too.
+    from mcts.evaluators import CachedEvaluator, cache_entry_bytes
+
+    assert isinstance(player.evaluator, CachedEvaluator) and player.evaluator.misses > 0
+    entries = int(engine_module.CACHE_SHARE * engine.tree_bytes() // cache_entry_bytes(81))
+    assert player.evaluator.max_entries == entries < engine.options.cache
     # A cap asked for, and without a clock that many playouts; the tree is kept from move to move.
     capped = PbrainEngine(EngineOptions(model=random_model, playouts=200, seed=2, onnx=False, shortcuts=False),
                           write=out.append)

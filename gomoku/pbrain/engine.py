@@ -24,6 +24,7 @@ Without any clock the search runs a fixed number of playouts (``Loaded.untimed_p
 
 Memory: the search tree is bounded by ``INFO max_memory`` (what is left of it once the player is
 loaded, ``TREE_SHARE`` of that) or by ``DEFAULT_TREE_BYTES``; a playout cap is lowered to fit.
+The evaluation cache gets at most ``CACHE_SHARE`` of the tree's budget.
 
 The net runs on onnxruntime (like the players) with one thread unless told otherwise
 (``EngineOptions.threads``): several threads fighting other processes for the cores made single
@@ -50,6 +51,7 @@ from gomoku.pbrain.protocol import Start as StartRecord
 from gomoku.players import winning_points
 # The search tree's memory without INFO max_memory; playouts per search round under a clock.
 from gomoku.players.search import DEFAULT_TREE_BYTES, TIMED_ROUND_PLAYOUTS
+from mcts.evaluators import CachedEvaluator, cache_entry_bytes
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,7 @@ MOVES_LEFT_RESERVE = 3
 MAX_LIMIT = 86_400.0  # seconds: a larger limit (INFO timeout_turn 10**20) is read as this
 TREE_SHARE = 0.8  # of the memory INFO max_memory leaves once the player is loaded, for the search tree
 MIN_TREE_BYTES = 8 * 2**20  # never less (a max_memory below what the process already takes)
+CACHE_SHARE = 0.25  # the evaluation cache may take this share of the tree's budget on top of it
 
 
 def resident_bytes() -> int:
@@ -323,8 +326,14 @@ class PbrainEngine:
         return max(MIN_TREE_BYTES, int(TREE_SHARE * (self.max_memory - self._base_memory)))
 
     def _limit_memory(self) -> None:
+        """The tree within ``tree_bytes()``, and the evaluation cache within a quarter of that
+        (at most the entries asked for)."""
         if hasattr(self.player, "tree_bytes"):
             self.player.tree_bytes = self.tree_bytes()
+        cache = getattr(self.player, "evaluator", None)
+        if isinstance(cache, CachedEvaluator) and self.board is not None:
+            entry = cache_entry_bytes(self.board.size)
+            cache.max_entries = max(1, min(self.options.cache, int(CACHE_SHARE * self.tree_bytes() // entry)))
 
     def _search(self, board: Board) -> int | None:
         player = self.player
