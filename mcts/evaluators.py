@@ -88,3 +88,49 @@ class RolloutEvaluator:
         winner_colour = window_colour[np.arange(batch), first, 0]
         values = np.where(decided, np.where(winner_colour == 1, 1.0, -1.0), 0.0)
         return uniform_priors(legal), values
+
+
+DEFAULT_CACHE_ENTRIES = 50_000  # positions a CachedEvaluator remembers (cleared when full)
+CACHE_ENTRY_OVERHEAD = 250  # bytes of a cache entry besides its priors (key, tuple, dict slot), roughly
+
+
+def cache_entry_bytes(size: int) -> int:
+    """Rough bytes of one CachedEvaluator entry on a board of ``size`` points."""
+    return 8 * size + CACHE_ENTRY_OVERHEAD
+
+
+class CachedEvaluator:
+    """Remembers another evaluator's answers by position, so that a position reached again (by
+    another move order: transpositions are common in gomoku, or in the next move's search)
+    costs a dictionary look-up instead of a net call. The key is the whole input (the planes,
+    last move included, and the mask of moves), so the answers are exactly the evaluator's.
+    ``hits`` and ``misses`` count positions; the memory is cleared when ``max_entries`` is reached.
+    """
+
+    def __init__(self, evaluator: Evaluator, max_entries: int = DEFAULT_CACHE_ENTRIES):
+        self.evaluator = evaluator
+        self.max_entries = max_entries
+        self._memory: dict[bytes, tuple[np.ndarray, float]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def __getattr__(self, name: str):  # the wrapped evaluator's attributes (config, width...)
+        return getattr(self.evaluator, name)
+
+    def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        batch = len(planes)
+        # The planes are 0/1 (``Board.current_state``): one bit each, then one bit per move of the mask.
+        bits = np.concatenate([planes.reshape(batch, -1) > 0, legal], axis=1)
+        packed = np.packbits(bits, axis=1)
+        keys = [row.tobytes() for row in packed]
+        found = [self._memory.get(key) for key in keys]
+        missing = [i for i, hit in enumerate(found) if hit is None]
+        self.hits += batch - len(missing)
+        self.misses += len(missing)
+        if missing:
+            priors, values = self.evaluator.evaluate_batch(planes[missing], legal[missing])
+            if len(self._memory) + len(missing) > self.max_entries:
+                self._memory.clear()
+            for row, i in enumerate(missing):
+                found[i] = self._memory[keys[i]] = (priors[row].copy(), float(values[row]))
+        return np.stack([prior for prior, _ in found]), np.array([value for _, value in found])

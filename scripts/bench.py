@@ -1,4 +1,4 @@
-"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--variants] [--no-ray]"""
+"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray]"""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default=None,
                         help="device for the net figures and in-process self-play (cpu, cuda; "
                              "default: cuda when available)")
+    parser.add_argument("--search", action="store_true",
+                        help="only the single-game search figures (one lever at a time, beside the classic's "
+                             "search structure)")
     parser.add_argument("--variants", action="store_true",
                         help="also compare self-play layouts (one process or one per core; torch, onnx, "
                              "an inference server; on CUDA also per-worker CUDA nets)")
@@ -26,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time self-play on Ray actors beside the process pool, same config "
                              "(default: on, off with --quick; needs pip install -e \".[ray]\")")
     args = parser.parse_args(argv)
-    from gomoku.training.bench import BenchSettings, run_all
+    from gomoku.training.bench import BenchSettings, machine, run_all, run_search
     from nets import default_device
 
     args.device = args.device or str(default_device())
@@ -35,7 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     settings = BenchSettings(device=args.device, ray=ray)
     if args.quick:
         settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device, ray=ray)
-    results = run_all(settings, variants=args.variants)
+    if args.search:
+        results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
+    else:
+        results = run_all(settings, variants=args.variants)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

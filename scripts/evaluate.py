@@ -26,7 +26,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table  # noqa: E402
-from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
+from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
@@ -157,10 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.games} games per opponent, {args.size}x{args.size}, {args.n_in_row} in a row, seed {args.seed}"
           + (f"; {stop_reason(interrupted.cause)[0]} after {interrupted.played} of {interrupted.planned} games"
              if interrupted else ""))
-    print(format_table(results), flush=True)
+    print(format_table(results))
+    timed = any(is_timed(spec) for spec in (player_spec, *opponents))
+    if timed or any(r.side_stats().playouts or r.side_stats(opponent=True).playouts for r in results if r.games):
+        print("moves: playouts reached" + (", thinking time" if timed else ""))
+        print("\n".join(result.format_stats(timing=timed) for result in results if result.games))
+    sys.stdout.flush()
     if args.json:
         payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
-                   "n_in_row": args.n_in_row, "results": [r.to_dict() for r in results]}
+                   "n_in_row": args.n_in_row, "results": [r.to_dict(timing=True) for r in results]}
         if interrupted:
             payload.update(interrupted=True, games_played=interrupted.played, games_planned=interrupted.planned)
         try:

@@ -2,12 +2,14 @@
 
     python scripts/pbrain.py                       # models/9x9.pt (pure MCTS if it is missing)
     python scripts/pbrain.py --model runs/9x9/best.pt --playouts 1600
-    python scripts/pbrain.py --onnx                # the same net on onnxruntime (faster on a CPU)
+    python scripts/pbrain.py --torch               # the same net on torch instead of onnxruntime
     python scripts/pbrain.py --opponent minimax:2  # any player spec plays instead of the net
-    python scripts/pbrain.py --fallback pure:2000  # play other board sizes with pure MCTS
+    python scripts/pbrain.py --no-fallback         # refuse board sizes the model does not play
 
 Managers that want a ``pbrain-*`` executable can run ``scripts/pbrain-gomoku-zero`` (same options).
-Only protocol lines go to stdout; logs go to stderr.
+Only protocol lines go to stdout; logs go to stderr. The engine searches for the time the manager
+gives it (INFO timeout_turn / timeout_match / time_left), without a playout cap unless --playouts
+asks for one, within INFO max_memory; docs/engine.md.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
-from gomoku.pbrain.loader import (AZ_PLAYOUTS, DEFAULT_MODEL, DEFAULT_THREADS, PURE_PLAYOUTS,  # noqa: E402
-                                  EngineOptions, remove_exports)
+from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS,  # noqa: E402
+                                  ENGINE_CACHE, ENGINE_LEAVES, PURE_PLAYOUTS, EngineOptions, remove_exports)
 from gomoku.pbrain.server import configure_logging, serve  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
 
@@ -39,30 +41,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"model or training checkpoint to play (default: {DEFAULT_MODEL} if it "
                              f"exists, else pure MCTS)")
     parser.add_argument("--playouts", type=int, metavar="N",
-                        help=f"search playouts per move when no time limit is set, and the cap "
-                             f"when one is (default {AZ_PLAYOUTS} with a model, {PURE_PLAYOUTS} "
-                             f"for pure MCTS)")
+                        help=f"cap the search at N playouts a move (default: no cap under a clock, "
+                             f"which then ends the search; without one {AZ_PLAYOUTS} with a model, "
+                             f"{PURE_PLAYOUTS} for pure MCTS)")
     parser.add_argument("--opponent", "--player", dest="player_spec", metavar="SPEC",
                         help="play this player spec instead of the model (e.g. pure:1000, minimax:2)")
-    parser.add_argument("--fallback", dest="fallback_spec", metavar="SPEC",
-                        help="player for board sizes the model does not support (default: answer "
-                             "START with ERROR); e.g. pure:2000")
-    parser.add_argument("--onnx", action="store_true",
-                        help="run the net with onnxruntime (about twice the playouts per second on a "
-                             "CPU; a .pt model is exported and checked at START; needs onnx and "
-                             "onnxruntime). A --model ending in .onnx always runs this way")
+    parser.add_argument("--fallback", dest="fallback_spec", metavar="SPEC", default=CLOCK_PURE,
+                        help=f"player for board sizes the model does not support (default: {CLOCK_PURE!r}, "
+                             "pure MCTS for the clock's time, weak); e.g. pure:2000")
+    parser.add_argument("--no-fallback", dest="fallback_spec", action="store_const", const=None,
+                        help="answer START with ERROR for board sizes the model does not support")
+    runtime = parser.add_mutually_exclusive_group()
+    runtime.add_argument("--onnx", dest="onnx", action="store_true", default=True,
+                         help="run the net with onnxruntime, as the players do (the default; a .pt model "
+                              "is exported and checked at START). A --model ending in .onnx always runs this way")
+    runtime.add_argument("--torch", dest="onnx", action="store_false",
+                         help="run the net with torch instead of onnxruntime")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, metavar="N",
                         help=f"threads for the net (torch or onnxruntime; default {DEFAULT_THREADS}: more "
                              "only slow a one-position search down on a busy machine)")
+    parser.add_argument("--leaves", type=int, default=ENGINE_LEAVES, metavar="N",
+                        help=f"the model's search: leaves per net call (virtual loss; default {ENGINE_LEAVES}, "
+                             "1 = the exact one-leaf search)")
+    parser.add_argument("--cache", type=int, default=ENGINE_CACHE, metavar="N",
+                        help=f"the model's search: positions whose net answers are remembered (default "
+                             f"{ENGINE_CACHE}; 0 = none)")
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")
+    parser.add_argument("--no-report", dest="report", action="store_false",
+                        help="no MESSAGE line after each search (its playouts, time and value)")
     parser.add_argument("--verbose", action="store_true", help="debug logging on stderr")
     args = parser.parse_args(argv)
     if args.playouts is not None and args.playouts < 1:
         parser.error("--playouts must be at least 1")
     if args.threads < 1:
         parser.error("--threads must be at least 1")
+    if args.leaves < 1 or args.cache < 0:
+        parser.error("--leaves must be at least 1 and --cache at least 0")
     for spec in (args.player_spec, args.fallback_spec):
         if spec and spec.strip().startswith("human"):
             parser.error("the human player cannot run behind the protocol")
@@ -76,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr  # a stray print from any library must not corrupt the protocol
     options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,
                             fallback_spec=args.fallback_spec, seed=args.seed,
-                            shortcuts=not args.no_shortcuts, onnx=args.onnx, threads=args.threads)
+                            shortcuts=not args.no_shortcuts, onnx=args.onnx, threads=args.threads,
+                            report=args.report, leaves=args.leaves, cache=args.cache)
     try:
         serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
     except KeyboardInterrupt:  # Ctrl-C when run by hand: just go

@@ -22,6 +22,8 @@ def _check_bench():
     assert bench.bench_pure(s) > 0
     assert bench.bench_az(s) > 0 and bench.bench_az(s, leaves_per_step=4) > 0
     assert bench.bench_az(s, leaves_per_step=8, threads=2) > 0
+    assert bench.bench_reference(s) > 0
+    assert bench.bench_az_game(s, moves=2) > 0 and bench.bench_az_game(s, moves=2, leaves_per_step=4, cache=True) > 0
     assert bench.bench_net(s, batch=8) > 0
     assert bench.bench_train_step(s, batch=16) > 0
     config = Config()

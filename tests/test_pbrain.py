@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from gomoku import Board
+import gomoku.pbrain.engine as engine_module
 from gomoku.pbrain.engine import PbrainEngine, forced_move
-from gomoku.pbrain.loader import EngineOptions
+from gomoku.pbrain.loader import AZ_PLAYOUTS, EngineOptions
 from gomoku.pbrain.protocol import ABOUT, ProtocolError, rebuild_board
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -330,10 +331,19 @@ def test_forced_move_and_time_budget():
     engine = PbrainEngine(EngineOptions(player_spec="random"), write=lambda line: None)
     assert engine.think_seconds(Board()) is None
     engine.handle_line("INFO timeout_turn 1000")
-    assert 0.5 < engine.think_seconds(Board()) < 1.0
+    assert engine.think_seconds(Board()) == pytest.approx(0.9) and engine.answer_seconds(Board()) == pytest.approx(0.95)
     engine.handle_line("INFO timeout_match 60000")
     engine.handle_line("INFO time_left 5000")
-    assert engine.think_seconds(Board()) < 5.0 / 25 + 1e-9
+    # 81 empty points: 25 moves left at most, plus the reserve; less the margin (at least 50 ms).
+    share = 5.0 / (engine_module.MOVES_LEFT_MAX + engine_module.MOVES_LEFT_RESERVE)
+    assert engine.think_seconds(Board()) == pytest.approx(share - 0.05)
+    engine.handle_line("INFO time_left 100000")  # the turn time is the smaller limit again
+    assert engine.think_seconds(Board()) == pytest.approx(0.9)
+    engine.handle_line("INFO timeout_match 0")  # no match limit: time_left does not count
+    engine.handle_line("INFO time_left 10")
+    assert engine.think_seconds(Board()) == pytest.approx(0.9)
+    engine.handle_line("INFO timeout_turn 0")  # play fast
+    assert engine.time_limit(Board()) == engine_module.FAST_TURN
 
 
 def test_onnx_option_falls_back_to_torch_without_onnxruntime(random_model, monkeypatch):
@@ -476,7 +486,7 @@ class SlowRounds:
     def reset(self):
         pass
 
-    def analyse(self, board, on_progress=None, should_stop=None):
+    def analyse(self, board, on_progress=None, should_stop=None, time_left=None, playouts=None):
         from mcts import SearchResult
 
         visits = np.zeros(board.width * board.height)
@@ -560,3 +570,82 @@ def test_default_model_is_the_shipped_one():
     from gomoku.pbrain.loader import DEFAULT_MODEL
 
     assert DEFAULT_MODEL == REPO_ROOT / "models" / "9x9.pt"
+
+
+# ---------------------------------------------------------------------------- clock, memory, START
+@pytest.mark.parametrize("script", [b"START 9\nEND\n", b"START 15\n"])
+def test_start_is_answered_whatever_follows(script):
+    """END (or the end of input) right after START, while the default model loads: START is still
+    answered (15x15 by the default fallback, pure MCTS)."""
+    done = subprocess.run([sys.executable, str(SCRIPT)], input=script, capture_output=True, timeout=120, cwd=REPO_ROOT)
+    answers = [line for line in done.stdout.decode().splitlines() if not line.startswith("MESSAGE")]
+    assert answers == ["OK"] and done.returncode == 0, (done.stdout, done.stderr[-2000:])
+
+
+def test_max_memory_bounds_the_search_tree():
+    from gomoku.players.search import tree_bytes_per_playout
+
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="pure:300000", seed=1), write=out.append)
+    for line in ("START 32", "INFO timeout_turn 200"):
+        engine.handle_line(line)
+    assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES  # bounded even without max_memory
+    engine.handle_line(f"INFO max_memory {engine._base_memory + 100 * 2**20}")
+    assert engine.tree_bytes() == int(engine_module.TREE_SHARE * 100 * 2**20)
+    engine.handle_line("BEGIN")
+    assert out[-1].count(",") == 1, out
+    engine.close()  # a search still running its round at the deadline (a loaded machine) ends
+    search = engine.player._search
+    cap = int(engine.tree_bytes() // tree_bytes_per_playout(32, 32, 5))
+    assert search.config.n_playout == cap < 300000
+    arrays = (search.prior, search.visits, search.value_sum, search.children, search.node_visits)
+    assert sum(a.nbytes for a in arrays) <= engine.tree_bytes() * 1.01
+    engine.handle_line(f"INFO max_memory {engine._base_memory // 2}")  # less than the process takes
+    assert engine.tree_bytes() == engine_module.MIN_TREE_BYTES
+    engine.handle_line("INFO max_memory 0")  # no limit: the default budget
+    assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
+
+
+def test_no_playout_cap_under_a_clock_and_the_tree_is_kept(random_model):
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(model=random_model, seed=2, report=True, onnx=False), write=out.append)
+    engine.handle_line("START 9")
+    player = engine.player
+    assert player.n_playout is None and engine.loaded.untimed_playouts == AZ_PLAYOUTS
+    engine.handle_line("INFO timeout_turn 300")
+    engine.handle_line(f"INFO max_memory {engine._base_memory + 20 * 2**20}")
+    engine.handle_line("BEGIN")
+    assert out[-2].startswith(f"MESSAGE {player.last_result.playouts} playouts")
+    # The evaluation cache (on by default) gets its share of the memory too.
+    from mcts.evaluators import CachedEvaluator, cache_entry_bytes
+
+    assert isinstance(player.evaluator, CachedEvaluator) and player.evaluator.misses > 0
+    entries = int(engine_module.CACHE_SHARE * engine.tree_bytes() // cache_entry_bytes(81))
+    assert player.evaluator.max_entries == entries < engine.options.cache
+    # A cap asked for, and without a clock that many playouts; the tree is kept from move to move.
+    capped = PbrainEngine(EngineOptions(model=random_model, playouts=200, seed=2, onnx=False, shortcuts=False),
+                          write=out.append)
+    for line in ("START 9", "BOARD", "0,0,2", "0,1,1", "1,0,2", "1,1,1", "2,0,2", "2,1,1", "3,0,2", "DONE"):
+        capped.handle_line(line)  # the block at 4,0 is the only move: every playout goes below it
+    assert out[-1] == "4,0"
+    player = capped.player
+    first = player.last_result
+    assert first.playouts == 200 and player.n_playout == 200
+    search = player._search
+    node = search.children[0, 0, first.best_move()]
+    children = search.children[0, node]
+    reply = int(np.argmax(np.where(children >= 0, search.node_visits[0, children], 0)))  # its deepest reply
+    assert search.node_visits[0, children[reply]] >= 2  # searched below (edge visits there)
+    capped.handle_line(f"TURN {xy(reply)}")
+    second = player.last_result
+    assert second.visits.sum() > second.playouts  # the subtree under the two moves was kept
+
+
+def test_a_decided_move_stops_the_search_early(random_model):
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(model=random_model, shortcuts=False, seed=3, onnx=False), write=out.append)
+    for line in ("START 9", "INFO timeout_turn 30000", "BOARD", "0,0,2", "0,1,1", "1,0,2", "1,1,1", "2,0,2",
+                 "2,1,1", "3,0,2", "DONE"):
+        engine.handle_line(line)
+    assert out[-1] == "4,0"  # the only move that does not lose at once (forced-move rules)...
+    assert engine.player.last_result.playouts == engine_module.TIMED_ROUND_PLAYOUTS  # ...after one round

@@ -205,14 +205,15 @@ def fake_ai(monkeypatch):
 
     class PureMCTSPlayer:
         def __init__(self, n_playout, seed=None, seconds=None):
-            calls.append(("pure", n_playout, seed))
+            calls.append(("pure", n_playout, seed) + (() if seconds is None else (f"{seconds:g} s",)))
             self.name = f"pure:{n_playout}"
 
     class AlphaZeroPlayer:
         @classmethod
         def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True,
                             vcf=True, threads=1):
-            calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",))
+            calls.append(("az", path, n_playout, seed) + (() if seconds is None else (f"{seconds:g} s",))
+                         + (() if forced_moves else ("no forced moves",))
                          + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",)))
             return cls()
 
@@ -234,10 +235,25 @@ def test_make_player_wires_pure_and_az(fake_ai):
                        ("az", "m.pt", 8, None, "2 threads")]
 
 
+def test_time_limited_specs(fake_ai):
+    make_player("pure:1s", seed=1)
+    make_player("pure:250ms")
+    make_player("az:models/9x9.pt:1.5s")
+    make_player("az:runs/a:b/best.pt:500ms", seconds=9.0)  # the spec's time wins over --seconds
+    make_player("pure:100", seconds=2.0)  # a cap and a time
+    assert fake_ai == [("pure", None, 1, "1 s"), ("pure", None, None, "0.25 s"), ("az", "models/9x9.pt", None, None, "1.5 s"),
+                       ("az", "runs/a:b/best.pt", None, None, "0.5 s"), ("pure", 100, None, "2 s")]
+    from gomoku.players import is_timed
+
+    assert [is_timed(s) for s in ("pure:1s", "az:m.pt:200ms", "pbrain:x", "pure:100", "az:m.pt:400", "random")] == [
+        True, True, True, False, False, False]
+
+
 @pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",
                                   "minimax:0", "minimax:-1", "minimax:x", "minimax:2:3", "pure", "pure:",
                                   "pure:0", "pure:1e3", "az", "az:model.pt", "az::400", "az:model.pt:",
-                                  "az:model.pt:many", "AZ:m.pt:4", "Random"])
+                                  "az:model.pt:many", "AZ:m.pt:4", "Random", "pure:0s", "pure:1 s", "pure:-1s",
+                                  "az:m.pt:1h", "pure:ms"])
 def test_bad_specs_list_the_valid_forms(spec, fake_ai):
     with pytest.raises(ValueError, match="valid forms") as info:
         make_player(spec)
@@ -301,3 +317,94 @@ def test_human_player_asks_again_until_the_move_is_legal():
     assert "bad input 'hello'" in text and "bad input 'Z9'" in text and "bad input 'A10'" in text
     assert "E5 is already taken" in text
 
+
+
+def test_a_time_limited_search_has_no_cap_but_its_memory():
+    search = pytest.importorskip("gomoku.players.search")
+    from mcts import SearchResult, UniformEvaluator
+
+    player = make_player("pure:50ms", seed=0)
+    assert player.name == "pure:50ms" and player.n_playout is None
+    board = random_midgame(5, 12)
+    before = snapshot(board)
+    assert player.get_action(board) in board.availables and snapshot(board) == before
+    assert player.last_playouts >= 1 and player.last_playouts % player.ROUND_PLAYOUTS == 0  # whole rounds
+    # The cap follows the tree's memory: the default budget, or tree_bytes.
+    per_playout = search.tree_bytes_per_playout(9, 9, 5)
+    assert player.playout_cap(board) == int(search.DEFAULT_TREE_BYTES // per_playout)
+    player.tree_bytes = int(1000 * per_playout)
+    assert player.playout_cap(board) == 1000
+    assert search.tree_bytes_per_playout(32, 32, 5) > 10 * per_playout
+    capped = search.AlphaZeroPlayer(UniformEvaluator(), n_playout=5000)
+    assert capped.playout_cap(board) == 5000  # a cap asked for, and no memory limit given
+    capped.tree_bytes = int(200 * per_playout)
+    assert capped.playout_cap(board) == 200
+    # Decided: one move searched, or a lead the playouts left cannot overturn.
+    priors = np.zeros(81)
+    priors[[3, 4]] = 0.5
+    visits = np.zeros(81)
+    visits[[3, 4]] = (30, 10)
+    result = SearchResult(visits=visits, priors=priors, value=0.0, playouts=40)
+    assert search.decided(result, playouts_left=19) and not search.decided(result, playouts_left=20)
+    priors[4] = 0.0
+    assert search.decided(result, playouts_left=10**6)
+
+
+def test_a_time_limited_search_stops_once_one_move_is_left():
+    search = pytest.importorskip("gomoku.players.search")
+    from mcts import UniformEvaluator
+
+    # The second player to move must block the first player's four at 4: the only move searched.
+    board = Board.from_moves([0, 9, 1, 10, 2, 11, 3])
+    player = search.AlphaZeroPlayer(UniformEvaluator(), n_playout=None, seconds=30.0)
+    assert player.get_action(board) == 4
+    assert player.last_playouts == player.ROUND_PLAYOUTS  # one round, not 30 seconds
+    player.early_stop = False
+    player.seconds = 0.2
+    player.reset()
+    assert player.get_action(board) == 4 and player.last_playouts > player.ROUND_PLAYOUTS
+
+
+def test_the_evaluation_cache_answers_exactly_and_counts():
+    search = pytest.importorskip("gomoku.players.search")
+    from mcts.evaluators import CachedEvaluator
+
+    class Counting:
+        """Priors and a value that depend on the whole input; counts the positions it is asked."""
+
+        calls = 0
+
+        def evaluate_batch(self, planes, legal):
+            Counting.calls += len(planes)
+            weights = np.arange(1, legal.shape[1] + 1) * (1 + planes[:, :2].sum(axis=(1, 2, 3)))[:, None]
+            priors = np.where(legal, weights % 7 + 1.0, 0.0)
+            return priors / priors.sum(axis=1, keepdims=True), np.tanh(planes[:, 0].sum(axis=(1, 2)) - 3.0)
+
+    def play(cache_entries: int) -> tuple[list[int], list[np.ndarray]]:
+        player = search.AlphaZeroPlayer(Counting(), n_playout=120, seed=0, cache_entries=cache_entries)
+        board, visits = Board(), []
+        for _ in range(6):
+            player.reset()  # a fresh tree each move: the positions of the last search come again
+            result = player.analyse(board)
+            visits.append(result.visits)
+            board.do_move(result.best_move())
+        return list(board.moves), visits
+
+    Counting.calls = 0
+    moves, visits = play(0)
+    plain_calls = Counting.calls
+    Counting.calls = 0
+    cached_moves, cached_visits = play(1000)
+    assert cached_moves == moves and all((a == b).all() for a, b in zip(visits, cached_visits))
+    assert Counting.calls < plain_calls  # positions met again cost no call
+    # Hits and misses; a full memory is cleared, and a different mask is another position.
+    cache = CachedEvaluator(Counting(), max_entries=2)
+    boards = [Board.from_moves(m) for m in ([], [40], [40, 41])]
+    planes = np.stack([b.current_state() for b in boards])
+    legal = np.ones((3, 81), dtype=bool)
+    first = cache.evaluate_batch(planes[:2], legal[:2])
+    again = cache.evaluate_batch(planes[:2], legal[:2])
+    assert (cache.hits, cache.misses) == (2, 2) and all((a == b).all() for a, b in zip(first, again))
+    legal[0, 5] = False
+    cache.evaluate_batch(planes, legal)  # one hit, two new keys: more than the memory holds
+    assert (cache.hits, cache.misses) == (3, 4) and len(cache._memory) == 2  # cleared, then the two stored

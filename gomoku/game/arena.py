@@ -15,12 +15,14 @@ import queue
 import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from gomoku.game.board import DRAW, Board, IllegalMoveError
+from gomoku.game.board import DRAW, Board, IllegalMoveError, other
+from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, make_player
 
 log = logging.getLogger(__name__)
@@ -30,8 +32,35 @@ NAME_WIDTH = 24  # column width for player names in tables
 
 
 @dataclass(frozen=True)
+class SideStats:
+    """One player's moves in one game: how many, their playouts (0 for players that do not
+    report any), and their thinking time (total and slowest, wall-clock seconds: left out of
+    comparisons, so that the same games compare equal)."""
+
+    moves: int = 0
+    playouts: int = 0
+    searched: int = 0  # moves with playouts reported (not those played without a search)
+    seconds: float = field(default=0.0, compare=False)
+    slowest: float = field(default=0.0, compare=False)
+
+    def add(self, seconds: float, playouts: int | None) -> "SideStats":
+        return SideStats(self.moves + 1, self.playouts + (playouts or 0), self.searched + bool(playouts),
+                         self.seconds + seconds, max(self.slowest, seconds))
+
+    def __add__(self, other: "SideStats") -> "SideStats":
+        return SideStats(self.moves + other.moves, self.playouts + other.playouts, self.searched + other.searched,
+                         self.seconds + other.seconds, max(self.slowest, other.slowest))
+
+    @property
+    def playouts_per_move(self) -> float:
+        """Playouts per searched move."""
+        return self.playouts / self.searched if self.searched else 0.0
+
+
+@dataclass(frozen=True)
 class GameRecord:
-    """One finished game. ``players`` = (name of the player with stones 1, name with stones 2)."""
+    """One finished game. ``players`` = (name of the player with stones 1, name with stones 2).
+    ``stats`` = (stones 1's SideStats, stones 2's); ``forfeit`` when a player lost by forfeit."""
 
     moves: tuple[int, ...]
     winner: int  # 1 or 2, or -1 (DRAW)
@@ -40,6 +69,8 @@ class GameRecord:
     height: int
     n_in_row: int
     players: tuple[str, str]
+    stats: tuple[SideStats, SideStats] = (SideStats(), SideStats())
+    forfeit: ForfeitRecord | None = None
 
     def board(self) -> Board:
         """The final position, replayed from the moves."""
@@ -57,7 +88,10 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
     ``board`` is the start position (default: an empty 9x9 board, five in a row); it is copied, not
     changed. ``start_player`` says who moves first on a new board (default 1); with a given board it
     must match the board's own ``start_player`` when given. Both players are reset first. Raises
-    IllegalMoveError naming the player when one returns an illegal move.
+    IllegalMoveError naming the player when one returns an illegal move; a player that raises
+    ``Forfeit`` (an external engine that crashed, was late, silent or illegal) loses the game.
+    Each move's wall-clock time (an external engine's answer time, ``last_answer_seconds``) and
+    the playouts a player reports (``last_playouts``) are kept in the record's ``stats``.
     """
     if board is None:
         board = Board(start_player=1 if start_player is None else start_player)
@@ -69,19 +103,30 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
     for player in players.values():
         if hasattr(player, "reset"):
             player.reset()
+    stats = {1: SideStats(), 2: SideStats()}
+    forfeit = None
     while not board.game_end()[0]:
         stone = board.current_player
         player = players[stone]
-        move = player.get_action(board.copy())
+        started = time.perf_counter()
+        try:
+            move = player.get_action(board.copy())
+        except Forfeit as lost:
+            forfeit = ForfeitRecord(stone, lost.reason, lost.detail)
+            log.info("%s (stones %d) forfeits: %s", player_name(player), stone, lost)
+            break
+        elapsed = time.perf_counter() - started
+        answer = getattr(player, "last_answer_seconds", None)  # an external engine's answer, without its start
+        stats[stone] = stats[stone].add(elapsed if answer is None else answer, getattr(player, "last_playouts", None))
         try:
             board.do_move(move)
         except IllegalMoveError as error:
             raise IllegalMoveError(
                 f"player {player_name(player)!r} (stones {stone}) returned illegal move {move!r}: {error}"
             ) from error
-    winner = board.game_end()[1]
+    winner = board.game_end()[1] if forfeit is None else other(forfeit.stone)
     record = GameRecord(tuple(board.moves), winner, board.start_player, board.width, board.height,
-                        board.n_in_row, (player_name(player1), player_name(player2)))
+                        board.n_in_row, (player_name(player1), player_name(player2)), (stats[1], stats[2]), forfeit)
     log.debug("game over after %d moves, winner %s (%s vs %s)", len(record.moves), winner, *record.players)
     return record
 
@@ -107,6 +152,7 @@ class MatchResult:
     draws: int = 0
     losses: int = 0
     records: list[GameRecord] = field(default_factory=list, repr=False)
+    own_stones: list[int] = field(default_factory=list, repr=False)  # ``player``'s stones, per record
 
     @property
     def games(self) -> int:
@@ -115,6 +161,7 @@ class MatchResult:
     def add(self, record: GameRecord, player_first: bool) -> None:
         """Count a game in which ``player`` had the first stones (id 1) when ``player_first``."""
         own_stone = 1 if player_first else 2
+        self.own_stones.append(own_stone)
         if record.winner == DRAW:
             self.draws += 1
         elif record.winner == own_stone:
@@ -132,20 +179,60 @@ class MatchResult:
     def ci95(self) -> tuple[float, float]:
         return wilson_interval(self.score, self.games)
 
+    def side_stats(self, opponent: bool = False) -> SideStats:
+        """``player``'s moves over the match (``opponent``'s with ``opponent=True``)."""
+        total = SideStats()
+        for record, own in zip(self.records, self.own_stones):
+            total = total + record.stats[(own if not opponent else other(own)) - 1]
+        return total
+
+    def forfeits(self) -> list[tuple[int, str, ForfeitRecord]]:
+        """(game index, "player" or "opponent", the forfeit) of each game lost by forfeit."""
+        return [(index, "player" if record.forfeit.stone == own else "opponent", record.forfeit)
+                for index, (record, own) in enumerate(zip(self.records, self.own_stones)) if record.forfeit]
+
     def format_row(self) -> str:
         counts = f"{self.opponent:<{NAME_WIDTH}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
         if not self.games:  # an interrupted evaluation that never reached this opponent
             return counts + f"{'-':>6}   no games played"
         low, high = self.ci95
-        return counts + f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]"
+        row = counts + f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]"
+        forfeits = self.forfeits()
+        if forfeits:
+            row += "   forfeits: " + ", ".join(f"game {index + 1} {who} {forfeit.reason.value}"
+                                              for index, who, forfeit in forfeits)
+        return row
 
-    def to_dict(self) -> dict:
-        """The match as JSON data; no score and no interval (None) before any game."""
+    def format_stats(self, timing: bool = True) -> str:
+        """One line per side: playouts reached per move, and with ``timing`` the thinking time
+        (mean and slowest move; wall-clock, so it differs from run to run)."""
+        lines = []
+        for name, side in ((self.player, self.side_stats()), (self.opponent, self.side_stats(opponent=True))):
+            line = f"  {name:<{NAME_WIDTH}} " + (f"{side.playouts_per_move:8.0f} playouts/searched move"
+                                                   if side.playouts else f"{'-':>8} playouts/searched move")
+            if timing:
+                mean = side.seconds / side.moves if side.moves else 0.0
+                line += f"  {mean:6.3f} s/move  slowest {side.slowest:6.3f} s"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def to_dict(self, timing: bool = False) -> dict:
+        """The match as JSON data (no score and no interval, None, before any game); ``timing`` adds
+        each side's seconds per move and slowest move (wall-clock: they differ from run to run)."""
         low, high = self.ci95
         played = self.games > 0
+        sides = {}
+        for key, side in (("player_moves", self.side_stats()), ("opponent_moves", self.side_stats(opponent=True))):
+            sides[key] = {"moves": side.moves, "searched_moves": side.searched,
+                          "playouts_per_searched_move": side.playouts_per_move}
+            if timing:
+                sides[key].update(seconds_per_move=side.seconds / side.moves if side.moves else 0.0,
+                                  slowest_move_s=side.slowest)
         return {"player": self.player, "opponent": self.opponent, "games": self.games,
                 "wins": self.wins, "draws": self.draws, "losses": self.losses,
-                "score": self.score if played else None, "ci95": [low, high] if played else None}
+                "score": self.score if played else None, "ci95": [low, high] if played else None, **sides,
+                "forfeits": [{"game": index, "by": who, "reason": forfeit.reason.value, "detail": forfeit.detail}
+                             for index, who, forfeit in self.forfeits()]}
 
 
 TABLE_HEADER = f"{'opponent':<{NAME_WIDTH}} {'+W =D -L':>14} {'score':>6}   95% CI"
@@ -188,6 +275,33 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
     return result
 
 
+def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = 9, height: int = 9,
+                    n_in_row: int = 5) -> list[Board]:
+    """``count`` different positions of ``stones`` random stones (colours alternating, first
+    player to move next when ``stones`` is even), as Gomocup-style openings."""
+    openings: dict[tuple[int, ...], Board] = {}
+    while len(openings) < count:
+        moves = tuple(int(m) for m in rng.choice(width * height, stones, replace=False))
+        board = Board.from_moves(list(moves), width, height, n_in_row)
+        if not board.game_end()[0]:
+            openings.setdefault(moves, board)
+    return list(openings.values())
+
+
+def play_openings(player: Player, opponent: Player, openings: Sequence[Board],
+                  on_game: Callable[[int, GameRecord], None] | None = None) -> MatchResult:
+    """Each opening twice, colours swapped: game 2k has ``player`` on the first stones (id 1)."""
+    result = MatchResult(player_name(player), player_name(opponent))
+    for index in range(2 * len(openings)):
+        board, player_first = openings[index // 2], index % 2 == 0
+        first, second = (player, opponent) if player_first else (opponent, player)
+        record = play_game(first, second, board)
+        result.add(record, player_first)
+        if on_game is not None:
+            on_game(index, record)
+    return result
+
+
 def derive_seeds(seed: int | None, count: int) -> list[int | None]:
     """``count`` independent seeds from one (all None when ``seed`` is None)."""
     if seed is None:
@@ -215,7 +329,18 @@ def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
     player = make_player(player_spec, seed=seeds[0], **options)
     opponent = make_player(opponent_spec, seed=seeds[1], **options)
     first, second = (player, opponent) if index % 2 == 0 else (opponent, player)
-    return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
+    try:
+        return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
+    finally:
+        close_players(player, opponent)
+
+
+def close_players(*players: Player) -> None:
+    """End what the players hold (an external engine's process)."""
+    for player in players:
+        close = getattr(player, "close", None)
+        if callable(close):
+            close()
 
 
 def _init_worker(uses_torch: bool) -> None:

@@ -10,20 +10,32 @@ What it plays comes from ``gomoku.pbrain.loader`` (by default the AlphaZero play
 Only freestyle is played: a rule bit for exactly five, renju or caro is answered with ERROR, and
 moves are refused until a playable rule is set.
 
-Time: ``INFO timeout_turn`` / ``timeout_match`` / ``time_left`` (milliseconds) bound the search
-players (pure and az). The search runs on its own thread in short rounds and stops before the
-round that would end past the soft deadline (80% of the budget minus 50 ms, counted from when the
-command arrived); should a round still be running at the hard deadline (92% minus 30 ms: a
-machine so loaded that one round takes that long), the engine answers with the best move of the
-rounds done and lets the thread finish its round in the background. Torch runs on one thread
-unless told otherwise (``EngineOptions.threads``): several threads fighting other processes for
-the cores made single moves take seconds. Other players ignore the clock.
+Time: ``INFO timeout_turn`` / ``timeout_match`` / ``time_left`` (milliseconds) set each move's
+budget: ``min(turn, time_left / (moves left + MOVES_LEFT_RESERVE))``, of which the search plans
+to use all but a margin for the answer (``think_seconds``). The search players (pure and az) have
+no playout cap unless one was asked for (``--playouts``): the clock ends the search, or the move
+being decided (one move left by the forced-move, win and VCF rules, or a visit lead the time
+left cannot overturn: ``gomoku.players.search.decided``). The az player keeps its tree from one
+move to the next while the game goes on. The search runs on its own thread in short rounds
+(checked by the player between rounds, ``SearchPlayer.analyse``); should a round still be running
+at the hard deadline (a machine so loaded that one round takes that long), the engine answers
+with the best move of the rounds done and lets the thread finish its round in the background.
+Without any clock the search runs a fixed number of playouts (``Loaded.untimed_playouts``).
+
+Memory: the search tree is bounded by ``INFO max_memory`` (what is left of it once the player is
+loaded, ``TREE_SHARE`` of that) or by ``DEFAULT_TREE_BYTES``; a playout cap is lowered to fit.
+The evaluation cache gets at most ``CACHE_SHARE`` of the tree's budget.
+
+The net runs on onnxruntime (like the players) with one thread unless told otherwise
+(``EngineOptions.threads``): several threads fighting other processes for the cores made single
+moves take seconds. Other players ignore the clock.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
 from typing import Callable
@@ -37,20 +49,37 @@ from gomoku.pbrain.protocol import (ABOUT, MAX_SIZE, MIN_SIZE, N_IN_ROW, About, 
                                     unsupported_rule, xy)
 from gomoku.pbrain.protocol import Start as StartRecord
 from gomoku.players import winning_points
+# The search tree's memory without INFO max_memory; playouts per search round under a clock.
+from gomoku.players.search import DEFAULT_TREE_BYTES, TIMED_ROUND_PLAYOUTS
+from mcts.evaluators import CachedEvaluator, cache_entry_bytes
 
 log = logging.getLogger(__name__)
 
 # Time management (all limits from the manager are in milliseconds).
-TIME_SAFETY = 0.8  # plan to search this share of the budget...
-TIME_OVERHEAD = 0.05  # ...minus this many seconds for the reply, pipes and the manager
-HARD_SHARE = 0.92  # answer by this share of the budget whatever the search is doing...
-HARD_OVERHEAD = 0.03  # ...minus this many seconds
+MARGIN_SHARE = 0.1  # the search plans to end this share of the budget before it...
+MIN_MARGIN = 0.05  # ...and at least this many seconds before (the reply, pipes, the manager)
+HARD_SHARE = 0.05  # answer this share of the budget before it whatever the search is doing...
+HARD_MIN = 0.03  # ...and at least this many seconds before
 MIN_THINK = 0.01  # never plan fewer seconds than this (one search round still runs)
-MOVES_LEFT_MIN = 5  # spread time_left over at least this many and at most MOVES_LEFT_MAX moves
-MOVES_LEFT_MAX = 25
-ROUND_SAFETY = 1.25  # stop when the next round, as long as the last one times this, would overrun
-TIMED_ROUND_PLAYOUTS = 8  # playouts per search round under a time limit (the clock is read between)
+FAST_TURN = 0.1  # seconds a move for INFO timeout_turn 0 ("play as fast as possible")
+MOVES_LEFT_MIN = 5  # time_left is shared over the moves left (half the empty points, in these
+MOVES_LEFT_MAX = 25  # bounds) plus this reserve
+MOVES_LEFT_RESERVE = 3
 MAX_LIMIT = 86_400.0  # seconds: a larger limit (INFO timeout_turn 10**20) is read as this
+TREE_SHARE = 0.8  # of the memory INFO max_memory leaves once the player is loaded, for the search tree
+MIN_TREE_BYTES = 8 * 2**20  # never less (a max_memory below what the process already takes)
+CACHE_SHARE = 0.25  # the evaluation cache may take this share of the tree's budget on top of it
+
+
+def resident_bytes() -> int:
+    """The process's resident memory now (its peak where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class PbrainEngine:
@@ -64,11 +93,14 @@ class PbrainEngine:
         self.clock = clock
         self.board: Board | None = None
         self.player = None
+        self.loaded = None
         self.players = Players(self.options, self.message)
         self._board_lines: list[str] | None = None  # collecting a BOARD block
         self._received_at = 0.0
         self._search_thread: threading.Thread | None = None  # a search left to finish its round
         self._search_stop = threading.Event()
+        self.loading = False  # handling START (loading a player): an END must wait for its answer
+        self._base_memory = 0  # resident bytes once the player was loaded (before its tree)
         # INFO values (milliseconds; None = not sent).
         self.timeout_turn: int | None = None
         self.timeout_match: int | None = None
@@ -133,15 +165,21 @@ class PbrainEngine:
         width, height = record.width, record.height
         if not (MIN_SIZE <= width <= MAX_SIZE and MIN_SIZE <= height <= MAX_SIZE):
             raise ProtocolError(f"board {width}x{height} not supported: sizes {MIN_SIZE} to {MAX_SIZE} only")
-        loaded = self.players.for_board(width, height)
-        if loaded.message:
-            self.message(loaded.message)
-        loaded.warm_up(width, height)
-        self.player = loaded.player
-        self.player.reset()
-        self.board = Board(width, height, N_IN_ROW)
-        self._board_lines = None
-        self.write("OK")
+        self.loading = True
+        try:
+            loaded = self.players.for_board(width, height)
+            if loaded.message:
+                self.message(loaded.message)
+            self.loaded, self.player = loaded, loaded.player
+            self._base_memory = resident_bytes() if not loaded.warmed else self._base_memory
+            self._limit_memory()
+            loaded.warm_up(width, height)
+            self.player.reset()
+            self.board = Board(width, height, N_IN_ROW)
+            self._board_lines = None
+            self.write("OK")
+        finally:
+            self.loading = False
 
     def _cmd_restart(self, record: Restart) -> None:
         board = self._require_board()
@@ -260,43 +298,67 @@ class PbrainEngine:
         return int(move)
 
     def time_limit(self, board: Board) -> float | None:
-        """The seconds this move may take by the manager's clock, or None without a limit."""
+        """The seconds this move may take by the manager's clock, or None without a limit:
+        ``min(turn, time_left / (moves left + MOVES_LEFT_RESERVE))``."""
         limits = []
-        if self.timeout_turn and self.timeout_turn > 0:
-            limits.append(self.timeout_turn / 1000)
-        if self.timeout_match and self.time_left is not None:
+        if self.timeout_turn is not None and self.timeout_turn >= 0:
+            limits.append(self.timeout_turn / 1000 if self.timeout_turn > 0 else FAST_TURN)
+        if self.time_left is not None and self.timeout_match != 0:  # timeout_match 0: no match limit
             empties = len(board.availables)
             moves_left = min(MOVES_LEFT_MAX, max(MOVES_LEFT_MIN, math.ceil(empties / 2)))
-            limits.append(max(self.time_left, 0) / 1000 / moves_left)
+            limits.append(max(self.time_left, 0) / 1000 / (moves_left + MOVES_LEFT_RESERVE))
         return min(min(limits), MAX_LIMIT) if limits else None
 
     def think_seconds(self, board: Board) -> float | None:
         """Seconds the search plans to spend on this move, or None when no time limit was set."""
         limit = self.time_limit(board)
-        return None if limit is None else max(MIN_THINK, limit * TIME_SAFETY - TIME_OVERHEAD)
+        return None if limit is None else max(MIN_THINK, limit - max(MIN_MARGIN, MARGIN_SHARE * limit))
 
     def answer_seconds(self, board: Board) -> float | None:
         """Seconds after which the engine answers whatever the search is doing (None: no limit)."""
         limit = self.time_limit(board)
-        return None if limit is None else max(MIN_THINK, limit * HARD_SHARE - HARD_OVERHEAD)
+        return None if limit is None else max(MIN_THINK, limit - max(HARD_MIN, HARD_SHARE * limit))
+
+    def tree_bytes(self) -> int:
+        """The search tree's memory budget: from INFO max_memory (0: no limit) or the default."""
+        if not self.max_memory or self.max_memory <= 0:
+            return DEFAULT_TREE_BYTES
+        return max(MIN_TREE_BYTES, int(TREE_SHARE * (self.max_memory - self._base_memory)))
+
+    def _limit_memory(self) -> None:
+        """The tree within ``tree_bytes()``, and the evaluation cache within a quarter of that
+        (at most the entries asked for)."""
+        if hasattr(self.player, "tree_bytes"):
+            self.player.tree_bytes = self.tree_bytes()
+        cache = getattr(self.player, "evaluator", None)
+        if isinstance(cache, CachedEvaluator) and self.board is not None:
+            entry = cache_entry_bytes(self.board.size)
+            cache.max_entries = max(1, min(self.options.cache, int(CACHE_SHARE * self.tree_bytes() // entry)))
 
     def _search(self, board: Board) -> int | None:
         player = self.player
         analyse = getattr(player, "analyse", None)
         if analyse is None:
             return player.get_action(board.copy())
+        self._limit_memory()
         seconds = self.think_seconds(board)
+        untimed = getattr(self.loaded, "untimed_playouts", None)
         if seconds is None and self.stop_event is None:
-            result = analyse(board.copy())
+            result = analyse(board.copy(), playouts=untimed)
         else:
-            result = self._timed_search(player, board, seconds, self.answer_seconds(board))
+            result = self._timed_search(player, board, seconds, self.answer_seconds(board),
+                                        None if seconds is not None else untimed)
         if result is None or result.visits.sum() <= 0:
             return None
         log.debug("%s: %d playouts, value %+.3f", getattr(player, "name", "player"), result.playouts,
                   result.value)
+        if self.options.report:
+            self.message(f"{result.playouts} playouts in {1000 * (self.clock() - self._received_at):.0f} ms, "
+                         f"value {result.value:+.2f}")
         return result.best_move()
 
-    def _timed_search(self, player, board: Board, seconds: float | None, answer_by: float | None):
+    def _timed_search(self, player, board: Board, seconds: float | None, answer_by: float | None,
+                      playouts: int | None = None):
         """Search on a thread; the statistics at the end, or after the last round done when the
         hard deadline comes first (None when not even one round was done by then)."""
         soft = None if seconds is None else self._received_at + seconds
@@ -304,22 +366,19 @@ class PbrainEngine:
         stop = self._search_stop = threading.Event()
         rounds: list = []  # the statistics after the last finished round
         outcome: dict = {}
-        last = [self.clock()]
 
         def should_stop() -> bool:
-            if stop.is_set() or (self.stop_event is not None and self.stop_event.is_set()):
-                return True
-            now = self.clock()
-            round_time, last[0] = now - last[0], now
-            return soft is not None and now + ROUND_SAFETY * round_time >= soft
+            return stop.is_set() or (self.stop_event is not None and self.stop_event.is_set())
+
+        time_left = None if soft is None else (lambda: soft - self.clock())
 
         def run() -> None:
             try:
-                outcome["result"] = player.analyse(board.copy(), on_progress=rounds.append, should_stop=should_stop)
+                outcome["result"] = player.analyse(board.copy(), on_progress=rounds.append, should_stop=should_stop,
+                                                   time_left=time_left, playouts=playouts)
             except BaseException as error:  # handed to the engine's thread
                 outcome["error"] = error
 
-        player.seconds = None  # our own deadline (counted from when the command arrived) rules
         if seconds is not None:
             player.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
         thread = threading.Thread(target=run, name="pbrain-search", daemon=True)

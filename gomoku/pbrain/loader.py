@@ -2,8 +2,11 @@
 
 ``Players.for_board(width, height)`` gives the player for a board: the main one (the model, a
 player spec, or pure MCTS when there is no model) when it can play that size and rule, else the
-fallback spec when there is one; otherwise a ProtocolError says why. Nets run on torch with
-``threads`` threads (one by default) or on onnxruntime.
+fallback spec when there is one; otherwise a ProtocolError says why. Nets run on onnxruntime
+(the players' runtime; a .pt model is exported at START) or, with ``onnx=False`` or without
+onnxruntime, on torch, with ``threads`` threads (one by default). The model's player has no
+playout cap unless ``playouts`` asks for one: under a clock the time ends its search, and
+without one it runs ``untimed_playouts``.
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
-AZ_PLAYOUTS = 800  # per move for the model when --playouts is not given
-PURE_PLAYOUTS = 2000  # per move for the pure-MCTS fallback when --playouts is not given
+AZ_PLAYOUTS = 800  # per move for the model without a clock when --playouts is not given
+PURE_PLAYOUTS = 2000  # per move for pure MCTS (no model) without a clock when --playouts is not given
+ENGINE_LEAVES = 8  # leaves per net call of the engine's search (virtual loss; docs/engine.md)
+ENGINE_CACHE = 50_000  # positions the engine's net answers are remembered for (CachedEvaluator)
+CLOCK_PURE = "pure"  # the fallback spec of pure MCTS searching for the clock's time (scripts/pbrain.py's default)
 DEFAULT_THREADS = 1  # torch / onnxruntime threads: one is fastest for batch-1 searches
 
 
@@ -34,13 +40,16 @@ class EngineOptions:
     sizes the main player cannot (None: answer START with ERROR for them)."""
 
     model: Path | None = None  # None: DEFAULT_MODEL if it exists, else pure MCTS
-    playouts: int | None = None  # per move for the model / the pure fallback
+    playouts: int | None = None  # cap per move for the model / pure MCTS (None: the clock decides)
     player_spec: str | None = None
     fallback_spec: str | None = None
     seed: int | None = None
     shortcuts: bool = True  # play a win in one / block the opponent's line at once, without search
-    onnx: bool = False  # run the net with onnxruntime (a .pt model is exported at START)
+    onnx: bool = True  # run the net with onnxruntime (a .pt model is exported at START); False: torch
     threads: int = DEFAULT_THREADS  # torch / onnxruntime intra-op threads
+    report: bool = False  # say each search's playouts in a MESSAGE line
+    leaves: int = ENGINE_LEAVES  # the model's search: leaves per net call
+    cache: int = ENGINE_CACHE  # the model's search: positions remembered (0: no cache)
 
 
 @dataclass
@@ -51,6 +60,7 @@ class Loaded:
     message: str | None = None  # said at START (e.g. "no model, playing pure MCTS")
     n_in_row: int | None = None  # the rule its net was trained for (None: any)
     warmed: bool = False
+    untimed_playouts: int | None = None  # playouts a move without a clock (None: the player's own)
 
     def cannot_play(self, width: int, height: int) -> str | None:
         """Why this player cannot play a ``width`` x ``height`` board of the protocol (None: it can)."""
@@ -105,12 +115,14 @@ class Players:
             if model is not None:
                 if not Path(model).is_file():
                     raise ProtocolError(f"no model file at {model}")
-                self._main = self.load(f"az:{model}:{options.playouts or AZ_PLAYOUTS}")
+                self._main = self.load_model(Path(model))
             else:
-                playouts = options.playouts or PURE_PLAYOUTS
-                self._main = self.load(f"pure:{playouts}")
-                self._main.message = (f"no model at {DEFAULT_MODEL}: playing pure MCTS with {playouts} "
-                                      "playouts (weak); pass --model PATH to use a trained net")
+                from gomoku.players.search import PureMCTSPlayer
+
+                player = PureMCTSPlayer(n_playout=options.playouts, seed=options.seed)
+                self._main = Loaded(player, player.name, None, untimed_playouts=options.playouts or PURE_PLAYOUTS)
+                self._main.message = (f"no model at {DEFAULT_MODEL}: playing pure MCTS (weak); pass "
+                                      "--model PATH to use a trained net")
         return self._main
 
     def for_board(self, width: int, height: int) -> Loaded:
@@ -132,6 +144,11 @@ class Players:
     def load(self, spec: str) -> Loaded:
         from gomoku.players import make_player  # lazy: keeps START cheap to reach
 
+        if spec.strip() == CLOCK_PURE:  # pure MCTS without a playout cap: the clock ends its search
+            from gomoku.players.search import PureMCTSPlayer
+
+            player = PureMCTSPlayer(n_playout=None, seed=self.options.seed)
+            return Loaded(player, "pure MCTS", None, untimed_playouts=PURE_PLAYOUTS)
         kind, _, rest = spec.strip().partition(":")
         if kind == "human":
             raise ProtocolError("the human player cannot run behind the protocol")
@@ -142,6 +159,7 @@ class Players:
                     self.options.onnx or path.lower().endswith(".onnx")):
                 loaded = self._load_onnx(Path(path), int(playouts))
                 if loaded is not None:
+                    loaded.untimed_playouts = None
                     return loaded
         try:
             player = make_player(spec, seed=self.options.seed)
@@ -152,7 +170,30 @@ class Players:
         sizes = None if config is None else ((config.width, config.height),)
         return Loaded(player, getattr(player, "name", spec), sizes, n_in_row=getattr(player, "n_in_row", None))
 
-    def _load_onnx(self, path: Path, playouts: int) -> Loaded | None:
+    def load_model(self, path: Path) -> Loaded:
+        """The model's AlphaZero player: on onnxruntime unless ``onnx`` is off (or it cannot run),
+        capped at ``playouts`` when given."""
+        limit_threads(self.options.threads)
+        playouts = self.options.playouts
+        if self.options.onnx or path.suffix.lower() == ".onnx":
+            loaded = self._load_onnx(path, playouts)
+            if loaded is not None:
+                return loaded
+        from gomoku.players.search import AlphaZeroPlayer
+
+        try:
+            player = AlphaZeroPlayer.from_checkpoint(str(path), n_playout=playouts, seed=self.options.seed,
+                                                     runtime="torch", leaves_per_step=self.options.leaves,
+                                                     cache_entries=self.options.cache)
+        except ValueError as error:  # CheckpointError (a ValueError)
+            raise ProtocolError(f"cannot load {path}: {error}") from error
+        limit_threads(self.options.threads)  # torch was imported just now
+        player.name = f"az:{path} (torch)"
+        config = player.net_config
+        return Loaded(player, player.name, ((config.width, config.height),), n_in_row=player.n_in_row,
+                      untimed_playouts=playouts or AZ_PLAYOUTS)
+
+    def _load_onnx(self, path: Path, playouts: int | None) -> Loaded | None:
         """An AlphaZero player on onnxruntime; None (and a MESSAGE) when it cannot run, so that a
         .pt model falls back to torch."""
         try:
@@ -167,9 +208,11 @@ class Players:
         from gomoku.players.search import AlphaZeroPlayer
 
         player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
-                                 name=f"az:{path}:{playouts} (onnxruntime)")
+                                 name=f"az:{path}" + (f":{playouts}" if playouts else "") + " (onnxruntime)",
+                                 leaves_per_step=self.options.leaves, cache_entries=self.options.cache)
         player.net_config = evaluator.config
-        return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row)
+        return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row,
+                      untimed_playouts=playouts or AZ_PLAYOUTS)
 
 
 _exported: dict[Path, tuple[bytes, int]] = {}  # .pt model -> (its ONNX export, in memory; n_in_row)

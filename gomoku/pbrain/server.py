@@ -20,18 +20,22 @@ from gomoku.pbrain.protocol import MAX_LINE_BYTES, decode_line, encode_answer
 log = logging.getLogger(__name__)
 
 END_GRACE = 0.8  # seconds serve() waits for a clean exit after END before exiting hard
+BUSY_POLL = 0.1  # seconds between checks, past the grace, that START has been answered
 
 
 class _EndSignal:
     """Set once END has been read and every line before it has been taken up: a search running
     for the last command before END then stops (earlier queued commands still run in full, so a
-    script piped in at once is answered completely)."""
+    script piped in at once is answered completely). The hard exit waits while ``busy()`` (the
+    engine answering START: loading a net may take longer than the grace, and its answer must
+    not be lost)."""
 
-    def __init__(self, hard_exit: bool) -> None:
+    def __init__(self, hard_exit: bool, busy=lambda: False) -> None:
         self.lock = threading.Lock()
         self.end_at: int | None = None  # number of lines before END (or end of input)
         self.taken = 0  # lines the engine has taken up so far
         self.hard_exit = hard_exit
+        self.busy = busy
         self._timer: threading.Timer | None = None
 
     def is_set(self) -> bool:
@@ -44,9 +48,18 @@ class _EndSignal:
     def _update(self) -> None:
         """Called with the lock held: arm the hard exit once END is due."""
         if self.hard_exit and self._timer is None and self._due():
-            self._timer = threading.Timer(END_GRACE, os._exit, (0,))
-            self._timer.daemon = True
-            self._timer.start()
+            self._arm(END_GRACE)
+
+    def _arm(self, seconds: float) -> None:
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        if self.busy():
+            self._arm(BUSY_POLL)
+        else:
+            os._exit(0)
 
     def ended(self, count: int) -> None:
         with self.lock:
@@ -89,7 +102,7 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
             except (OSError, ValueError) as error:  # the manager closed our stdout
                 log.warning("cannot write %r: %s", text, error)
 
-    signal = _EndSignal(hard_exit)
+    signal = _EndSignal(hard_exit, lambda: engine.loading)
     engine.write = write
     engine.stop_event = signal
     lines: queue.Queue[tuple[bytes | str, float] | None] = queue.Queue()

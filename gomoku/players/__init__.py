@@ -10,6 +10,7 @@ Importing this package imports neither torch nor pygame.
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 
@@ -29,7 +30,10 @@ PLAYER_SPECS_HELP = """\
   heuristic                one-ply window heuristic (takes wins, blocks fours)
   minimax:DEPTH            alpha-beta search, DEPTH 1 to 8 plies (3: milliseconds a move, 6: about a second)
   pure:PLAYOUTS            pure MCTS with random rollouts
+  pure:TIME                pure MCTS for TIME a move (e.g. 1s, 500ms; no playout cap)
   az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
+  az:CHECKPOINT:TIME       the same for TIME a move (e.g. az:models/9x9.pt:1s)
+  pbrain:PATH[:MS]         an external Gomocup (pbrain protocol) engine, MS a turn (default 1000)
   human                    you, at the terminal"""
 
 
@@ -43,6 +47,28 @@ def _positive_int(text: str, spec: str, what: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise _bad_spec(spec, f"{what} must be a positive integer, got {text!r}")
     return int(text)
+
+
+TIME_UNITS = {"ms": 0.001, "s": 1.0}
+_TIME = re.compile(r"(\d+(?:\.\d+)?)(ms|s)")
+
+
+def _amount(text: str, spec: str) -> tuple[int | None, float | None]:
+    """A search player's playouts (``400``) or time a move (``1s``, ``500ms``): (playouts, seconds)."""
+    match = _TIME.fullmatch(text)
+    if match:
+        seconds = float(match.group(1)) * TIME_UNITS[match.group(2)]
+        if seconds <= 0:
+            raise _bad_spec(spec, f"the time must be positive, got {text!r}")
+        return None, seconds
+    return _positive_int(text, spec, "PLAYOUTS"), None
+
+
+def is_timed(spec: str) -> bool:
+    """Whether a spec plays under a clock (a search for a time, an external engine): its games
+    then differ from run to run."""
+    kind, _, rest = spec.strip().partition(":")
+    return kind == "pbrain" or (kind in ("pure", "az") and _TIME.fullmatch(rest.rpartition(":")[2]) is not None)
 
 
 def validate_spec(spec: str) -> None:
@@ -86,22 +112,26 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     if kind == "human" and not rest:
         return HumanPlayer()
     if kind == "pure":
-        playouts = _positive_int(rest, spec, "PLAYOUTS")
+        playouts, spec_seconds = _amount(rest, spec)
         from gomoku.players.search import PureMCTSPlayer  # lazy: keeps search code out of light imports
-        return PureMCTSPlayer(n_playout=playouts, seed=seed, seconds=seconds)
+        return PureMCTSPlayer(n_playout=playouts, seed=seed, seconds=spec_seconds or seconds)
     if kind == "az":
         path, sep, playouts_text = rest.rpartition(":")
         if not sep or not path:
-            raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS")
-        playouts = _positive_int(playouts_text, spec, "PLAYOUTS")
+            raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS or az:CHECKPOINT:TIME")
+        playouts, spec_seconds = _amount(playouts_text, spec)
         from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
-        return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=seconds,
+        return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=spec_seconds or seconds,
                                                leaves_per_step=leaves_per_step, forced_moves=forced_moves,
                                                vcf=vcf, threads=threads)
+    if kind == "pbrain":
+        from gomoku.players.external import parse_pbrain_spec  # lazy: subprocess plumbing
+
+        return parse_pbrain_spec(rest, spec, _bad_spec)
     raise _bad_spec(spec)
 
 
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
-           "WINDOW_THREADS", "HeuristicPlayer",
+           "WINDOW_THREADS", "HeuristicPlayer", "is_timed",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "format_point", "make_player", "parse_point",
            "validate_spec", "winning_points"]

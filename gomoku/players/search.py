@@ -5,6 +5,7 @@ Both run the same array-based search from ``mcts``; they differ only in the eval
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import replace
@@ -14,8 +15,9 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players.classical import Player
-from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult
-from mcts.search import DEFAULT_VCF_NODES
+from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, UniformEvaluator
+from mcts.evaluators import CachedEvaluator
+from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES
 
 log = logging.getLogger(__name__)
 
@@ -23,26 +25,63 @@ PURE_C_PUCT = 5.0
 RUNTIMES = ("auto", "torch", "onnx")  # where a .pt net runs on the CPU
 
 
+DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
+MIN_PLAYOUT_CAP = 16  # the smallest cap a memory budget makes
+TIMED_ROUND_PLAYOUTS = 16  # playouts per round when the clock ends the search (read between rounds)
+ROUND_SAFETY = 1.25  # stop when the next round, as long as the last one times this, would overrun
+
+
+@functools.lru_cache(maxsize=None)
+def tree_bytes_per_playout(width: int, height: int, n_in_row: int) -> float:
+    """Bytes of search tree one playout of a ``width`` x ``height`` search reserves (read off a
+    tiny search's arrays, so it follows the search's layout)."""
+    probe = BatchedMCTS(UniformEvaluator(), width, height, n_in_row, SearchConfig(n_playout=1))
+    arrays = (probe.prior, probe.visits, probe.value_sum, probe.children, probe.node_visits)
+    return sum(array.nbytes for array in arrays) / probe.capacity * CAPACITY_PER_PLAYOUT
+
+
+def decided(result: SearchResult, playouts_left: float) -> bool:
+    """Whether more playouts cannot change the move: a single move searched at the root (the
+    forced-move, win and VCF rules left one), or a visit lead over the runner-up larger than the
+    playouts that remain."""
+    if np.count_nonzero(result.priors > 0) <= 1:
+        return True
+    second, first = np.partition(result.visits, -2)[-2:]
+    return first - second > playouts_left
+
+
 class SearchPlayer(Player):
     """Plays the most visited move of a search; keeps the tree between moves when configured to.
 
-    ``seconds`` (optional) caps the thinking time per move: the search then stops at the end of
-    the first round of ``ROUND_PLAYOUTS`` playouts that ends after the time is up (or after
-    ``n_playout`` playouts, whichever comes first).
+    ``n_playout`` caps the playouts per move; None (time-limited players, the engine's player,
+    whose clock comes with each move) leaves the cap to the memory budget. ``seconds`` (optional) limits the thinking time per move: the search then runs
+    in rounds and stops before the round that would end after the time is up, after the cap, or
+    as soon as the move is decided (``decided``; with ``early_stop``). ``tree_bytes`` bounds the
+    tree's memory (the cap is lowered to fit; default ``DEFAULT_TREE_BYTES`` without a cap).
     """
 
     ROUND_PLAYOUTS = 50
 
     def __init__(self, name: str, make_evaluator, config: SearchConfig, seed: int | None = None,
-                 seconds: float | None = None):
+                 seconds: float | None = None, n_playout: int | None = None):
         self.name = name
         self.config = config
+        self.n_playout = n_playout
         self.seed = seed
         self.seconds = seconds
+        self.tree_bytes: int | None = None
+        self.early_stop = True
         self._make_evaluator = make_evaluator
         self._search: BatchedMCTS | None = None
         self._shape: tuple[int, int, int] | None = None
         self.last_result: SearchResult | None = None
+        if n_playout is None:
+            self.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
+
+    @property
+    def last_playouts(self) -> int | None:
+        """Playouts of the last search (None before one)."""
+        return None if self.last_result is None else int(self.last_result.playouts)
 
     def reset(self) -> None:
         if self._search is not None:
@@ -51,41 +90,70 @@ class SearchPlayer(Player):
     def check_board(self, board: Board) -> None:
         """Raise ValueError when this player cannot play on ``board`` (the net's size, say)."""
 
+    def playout_cap(self, board: Board) -> int:
+        """The most playouts one move may take on ``board``: ``n_playout``, lowered to what
+        ``tree_bytes`` holds (``DEFAULT_TREE_BYTES`` when there is no ``n_playout``)."""
+        budget = self.tree_bytes
+        if budget is None and self.n_playout is None:
+            budget = DEFAULT_TREE_BYTES
+        if budget is None:
+            return self.n_playout
+        fits = max(MIN_PLAYOUT_CAP, int(budget // tree_bytes_per_playout(board.width, board.height, board.n_in_row)))
+        return fits if self.n_playout is None else min(self.n_playout, fits)
+
     def _searcher(self, board: Board) -> BatchedMCTS:
         self.check_board(board)
         shape = (board.width, board.height, board.n_in_row)
-        if self._search is None or self._shape != shape:
+        cap = self.playout_cap(board)
+        if self._search is None or self._shape != shape or self._search.config.n_playout != cap:
             rng = np.random.default_rng(self.seed)
-            self._search = BatchedMCTS(self._make_evaluator(board, rng), *shape, config=self.config, rng=rng)
+            self._search = BatchedMCTS(self._make_evaluator(board, rng), *shape,
+                                       config=replace(self.config, n_playout=cap), rng=rng)
             self._shape = shape
         return self._search
 
     def analyse(self, board: Board, on_progress: Callable[[SearchResult], None] | None = None,
-                should_stop: Callable[[], bool] | None = None) -> SearchResult:
+                should_stop: Callable[[], bool] | None = None, time_left: Callable[[], float] | None = None,
+                playouts: int | None = None) -> SearchResult:
         """Search the position and return the statistics (the board is not changed).
 
-        With a time limit, a progress callback or a stop check, the search runs in rounds of
-        ``ROUND_PLAYOUTS`` playouts: ``on_progress`` sees the statistics after each round, and
-        the search ends early once ``should_stop()`` is true or the time is up. Rounds add up to
-        the same search as one call (the tree is kept between the rounds of one move).
+        ``playouts``: this move's most playouts (default: the cap). ``time_left()``: the seconds
+        the search may still take (default: from ``seconds``, when set). With a time limit, a
+        progress callback or a stop check, the search runs in rounds of ``ROUND_PLAYOUTS``
+        playouts: ``on_progress`` sees the statistics after each round, and the search ends once
+        ``should_stop()`` is true, the next round would overrun the time, or (``early_stop``,
+        with a time limit) the move is decided. Rounds add up to the same search as one call (the
+        tree is kept between the rounds of one move). ``result.playouts`` counts the playouts run.
         """
         search = self._searcher(board)
-        if self.seconds is None and on_progress is None and should_stop is None:
-            result = search.search([board])[0]
+        limit = search.config.n_playout if playouts is None else max(1, min(playouts, search.config.n_playout))
+        if time_left is None and self.seconds is not None:
+            deadline = time.perf_counter() + self.seconds
+            time_left = lambda: deadline - time.perf_counter()  # noqa: E731
+        if time_left is None and on_progress is None and should_stop is None:
+            result = search.search([board], n_playout=limit)[0]
         else:
-            deadline = None if self.seconds is None else time.perf_counter() + self.seconds
             if not self.config.reuse_tree:
                 search.reset()
-            done = 0
-            while done < self.config.n_playout:
-                step = min(self.ROUND_PLAYOUTS, self.config.n_playout - done)
+            done, started = 0, time.perf_counter()
+            while done < limit:
+                step = min(self.ROUND_PLAYOUTS, limit - done)
+                round_started = time.perf_counter()
                 result = search.search([board], n_playout=step, keep_tree=True)[0]
+                now = time.perf_counter()
                 done += step
+                result.playouts = done
                 if on_progress is not None:
                     on_progress(result)
-                if (should_stop is not None and should_stop()) or (
-                        deadline is not None and time.perf_counter() >= deadline):
+                if should_stop is not None and should_stop():
                     break
+                if time_left is not None:
+                    left = time_left()
+                    if left <= ROUND_SAFETY * (now - round_started):
+                        break
+                    if self.early_stop and decided(result, min(limit - done, done / (now - started) * left)):
+                        log.debug("%s: decided after %d playouts", self.name, done)
+                        break
             result.playouts = done
         self.last_result = result
         return result
@@ -95,16 +163,27 @@ class SearchPlayer(Player):
 
 
 class PureMCTSPlayer(SearchPlayer):
-    """The classic pure MCTS: uniform priors, random rollouts, c_puct 5, a fresh tree every move."""
+    """The classic pure MCTS: uniform priors, random rollouts, c_puct 5, a fresh tree every move.
+    ``n_playout`` None: searches for ``seconds`` a move (the tree's memory bounds it)."""
 
-    def __init__(self, n_playout: int = 1000, c_puct: float = PURE_C_PUCT, seed: int | None = None,
+    def __init__(self, n_playout: int | None = 1000, c_puct: float = PURE_C_PUCT, seed: int | None = None,
                  seconds: float | None = None):
-        config = SearchConfig(n_playout=n_playout, c_puct=c_puct, reuse_tree=False)
-        super().__init__(f"pure:{n_playout}", self._rollouts, config, seed, seconds)
+        config = SearchConfig(n_playout=n_playout or 1, c_puct=c_puct, reuse_tree=False)
+        super().__init__(f"pure:{spec_amount(n_playout, seconds)}", self._rollouts, config, seed, seconds,
+                         n_playout)
 
     @staticmethod
     def _rollouts(board: Board, rng: np.random.Generator) -> RolloutEvaluator:
         return RolloutEvaluator(board.width, board.height, board.n_in_row, rng)
+
+
+def spec_amount(n_playout: int | None, seconds: float | None) -> str:
+    """The last part of a search player's spec: its playouts, or its time (``1s``, ``500ms``)."""
+    if n_playout is not None:
+        return str(n_playout)
+    if seconds is None:
+        return "clock"  # the caller's clock (the engine's) gives each move its time
+    return f"{seconds:g}s" if seconds >= 1 else f"{seconds * 1000:g}ms"
 
 
 class AlphaZeroPlayer(SearchPlayer):
@@ -113,18 +192,24 @@ class AlphaZeroPlayer(SearchPlayer):
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
     a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
     win by continuous fours is valued as won and played, and at the root the opponent's is
-    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call)."""
+    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call). ``cache_entries``
+    > 0 puts a ``CachedEvaluator`` of that size in front of the evaluator (a position met again,
+    in this search or an earlier one of the game, costs no net call; the answers are the same)."""
 
-    def __init__(self, evaluator, n_playout: int = 400, c_puct: float = 5.0, seed: int | None = None,
+    def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
-                 forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES):
-        config = SearchConfig(n_playout=n_playout, c_puct=c_puct, noise=False, reuse_tree=True,
+                 forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
+                 cache_entries: int = 0):
+        if cache_entries:
+            evaluator = CachedEvaluator(evaluator, cache_entries)
+        config = SearchConfig(n_playout=n_playout or 1, c_puct=c_puct, noise=False, reuse_tree=True,
                               leaves_per_step=leaves_per_step, forced_moves=forced_moves,
                               vcf=vcf and forced_moves, vcf_nodes=vcf_nodes)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
-        super().__init__(name or f"az:{n_playout}", lambda board, rng: evaluator, config, seed, seconds)
+        super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
+                         seconds, n_playout)
 
     def check_board(self, board: Board) -> None:
         """Refuse a board of another size, or another rule, than the net was trained for."""
@@ -137,7 +222,7 @@ class AlphaZeroPlayer(SearchPlayer):
                              f"not {board.n_in_row}")
 
     @classmethod
-    def from_checkpoint(cls, path: str, n_playout: int = 400, seed: int | None = None,
+    def from_checkpoint(cls, path: str, n_playout: int | None = 400, seed: int | None = None,
                         device: str | None = None, runtime: str = "auto", threads: int = 1,
                         **kwargs) -> "AlphaZeroPlayer":
         """Load a model or training checkpoint (torch is imported only here), or an exported
@@ -175,7 +260,8 @@ class AlphaZeroPlayer(SearchPlayer):
                 evaluator = OnnxEvaluator(export_in_memory(net, n_in_row), threads=threads)
             else:
                 evaluator = NetEvaluator(net, device)
-        player = cls(evaluator, n_playout=n_playout, seed=seed, name=f"az:{path}:{n_playout}", **kwargs)
+        name = f"az:{path}:{spec_amount(n_playout, kwargs.get('seconds'))}"
+        player = cls(evaluator, n_playout=n_playout, seed=seed, name=name, **kwargs)
         player.net_config = net_config
         player.n_in_row = n_in_row
         return player

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
+from gomoku.pbrain.loader import ENGINE_LEAVES
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.training.config import Config, load_config
@@ -70,16 +71,63 @@ def _az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1):
     return OnnxEvaluator(onnx_bytes(net), threads=threads)
 
 
-def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
-             vcf: bool = True, threads: int = 1) -> float:
-    """Playouts/s of the az player's single-game search from the empty board (``_az_evaluator``)."""
+def az_move(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
+            vcf: bool = True, threads: int = 1):
+    """(playouts, one run) of the az player's single-game search from the empty board
+    (``_az_evaluator``)."""
     evaluator = _az_evaluator(s, onnx, threads)
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
                         forced_moves=forced_moves, vcf=vcf).get_action(Board())
 
-    return s.az_playouts / _median_time(one_move, s.repeats)
+    return s.az_playouts, one_move
+
+
+def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
+             vcf: bool = True, threads: int = 1) -> float:
+    """Playouts/s of the az player's single-game search from the empty board (``_az_evaluator``)."""
+    playouts, run = az_move(s, leaves_per_step, onnx, forced_moves, vcf, threads)
+    return playouts / _median_time(run, s.repeats)
+
+
+def reference_move(s: BenchSettings):
+    """(playouts, one run) of ``mcts.reference`` on the evaluator ``bench_az`` uses: the classic
+    implementation's search structure (a node object per position, children in a dict, a Python
+    max over them, a board copy per playout), to time side by side with ours on the same net."""
+    from mcts.reference import ReferenceMCTS
+
+    search = ReferenceMCTS(_az_evaluator(s), n_playout=s.az_playouts, rng=np.random.default_rng(0))
+    return s.az_playouts, lambda: search.search(Board())
+
+
+def bench_reference(s: BenchSettings) -> float:
+    playouts, run = reference_move(s)
+    return playouts / _median_time(run, s.repeats)
+
+
+def az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False):
+    """(playouts, one run) of the first ``moves`` moves of a game the az player plays against
+    itself, ``az_playouts`` a move with the tree kept between moves, as the engine plays; with
+    ``cache`` through a ``CachedEvaluator`` (positions met in earlier searches answered from
+    memory: the same moves, since its answers are exact)."""
+    from mcts.evaluators import CachedEvaluator
+
+    evaluator = _az_evaluator(s)
+
+    def game():
+        player = AlphaZeroPlayer(CachedEvaluator(evaluator) if cache else evaluator, n_playout=s.az_playouts,
+                                 seed=0, leaves_per_step=leaves_per_step)
+        board = Board()
+        for _ in range(moves):
+            board.do_move(player.get_action(board))
+
+    return moves * s.az_playouts, game
+
+
+def bench_az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False) -> float:
+    playouts, run = az_game(s, moves, leaves_per_step, cache)
+    return playouts / _median_time(run, s.repeats)
 
 
 def bench_net(s: BenchSettings, batch: int = 256) -> float:
@@ -283,27 +331,67 @@ def machine() -> dict:
             "torch": torch.__version__, "python": platform.python_version()}
 
 
+SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, one run) each (run_search)
+    "az_mcts_playouts_per_s": lambda s: az_move(s),
+    "az_mcts_playouts_per_s_threads2": lambda s: az_move(s, threads=2),
+    "az_mcts_playouts_per_s_leaves8": lambda s: az_move(s, leaves_per_step=8),
+    "az_mcts_playouts_per_s_window": lambda s: az_move(s, WINDOW_LEAVES, threads=WINDOW_THREADS),
+    "az_mcts_playouts_per_s_no_forced_moves": lambda s: az_move(s, forced_moves=False),
+    "az_mcts_playouts_per_s_torch": lambda s: az_move(s, onnx=False),
+    "az_mcts_playouts_per_s_torch_leaves8": lambda s: az_move(s, 8, onnx=False),
+    # The same search structure as the classic, on our net and runtime, in this sitting.
+    "az_reference_playouts_per_s": reference_move,
+    # A game's searches (tree kept), as the engine plays them: the levers one by one.
+    "az_game_playouts_per_s": lambda s: az_game(s),
+    "az_game_playouts_per_s_cached": lambda s: az_game(s, cache=True),
+    "az_game_playouts_per_s_leaves8": lambda s: az_game(s, ENGINE_LEAVES),
+    "az_game_playouts_per_s_leaves8_cached": lambda s: az_game(s, ENGINE_LEAVES, cache=True),
+}
+
+
+def run_search(s: BenchSettings, log=print) -> dict:
+    """The search figures (``SEARCH_FIGURES``) timed side by side: after one warm-up run each,
+    ``repeats`` rounds that run every figure once in turn (so a change of the machine's load hits
+    them alike), the median per figure; and their ratios to the classic's search structure timed
+    beside them and to the classic implementation's published figure. The headline is the exact
+    search (one leaf, one thread) on the default runtime (onnxruntime on a CPU when installed), as
+    evaluate.py plays it; "_window" is the play window's search (players.WINDOW_LEAVES leaves a
+    call, WINDOW_THREADS threads); "az_game_*" the engine's."""
+    torch.set_num_threads(1)
+    runs = {key: make(s) for key, make in SEARCH_FIGURES.items()}
+    for _, run in runs.values():
+        run()
+    times: dict[str, list[float]] = {key: [] for key in runs}
+    for _ in range(s.repeats):
+        for key, (_, run) in runs.items():
+            start = time.perf_counter()
+            run()
+            times[key].append(time.perf_counter() - start)
+    results = {}
+    for key, (playouts, _) in runs.items():
+        results[key] = playouts / statistics.median(times[key])
+        log(f"{key:36s} {results[key]:12.4g}")
+    reference = results["az_reference_playouts_per_s"]
+    results["speedup_vs_reference"] = {key: value / reference for key, value in results.items()
+                                       if key.startswith(("az_mcts", "az_game"))}
+    for key, ratio in results["speedup_vs_reference"].items():
+        log(f"{key:36s} {ratio:10.1f}x the classic's search structure, side by side")
+    classic = CLASSIC["az_mcts_playouts_per_s"]
+    results["search_speedup_vs_classic"] = {key: value / classic for key, value in results.items()
+                                            if key.startswith(("az_mcts", "az_game"))}
+    return results
+
+
 def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     torch.set_num_threads(1)
     results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
     results["selfplay_runtime"] = "onnx" if onnx_available() else "torch"  # what "auto" picks here
-    steps = [("pure_mcts_playouts_per_s", bench_pure), ("az_mcts_playouts_per_s", bench_az),
-             ("net_positions_per_s_b256", bench_net), ("train_step_s", bench_train_step)]
+    steps = [("pure_mcts_playouts_per_s", bench_pure), ("net_positions_per_s_b256", bench_net),
+             ("train_step_s", bench_train_step)]
     for key, fn in steps:
         results[key] = fn(s)
         log(f"{key:36s} {results[key]:12.4g}")
-    # The headline is the exact search (one leaf, one thread) on the default runtime (onnxruntime
-    # on a CPU when installed), as evaluate.py plays it; these vary it; "_window" is the play
-    # window's search (players.WINDOW_LEAVES leaves a call, WINDOW_THREADS threads).
-    extras = [("az_mcts_playouts_per_s_threads2", lambda: bench_az(s, threads=2)),
-              ("az_mcts_playouts_per_s_leaves8", lambda: bench_az(s, leaves_per_step=8)),
-              ("az_mcts_playouts_per_s_window", lambda: bench_az(s, WINDOW_LEAVES, threads=WINDOW_THREADS)),
-              ("az_mcts_playouts_per_s_no_forced_moves", lambda: bench_az(s, forced_moves=False)),
-              ("az_mcts_playouts_per_s_torch", lambda: bench_az(s, onnx=False)),
-              ("az_mcts_playouts_per_s_torch_leaves8", lambda: bench_az(s, 8, onnx=False))]
-    for key, fn in extras:
-        results[key] = fn()
-        log(f"{key:36s} {results[key]:12.4g}")
+    results.update(run_search(s, log))
     positions = _game_positions(s)
     results.update(bench_vcf(s, positions))
     results.update(bench_vcf_per_move(s, positions))

@@ -1,0 +1,278 @@
+"""An external Gomocup engine as a player: the pbrain protocol spoken to a subprocess.
+
+``PbrainPlayer`` (spec ``pbrain:PATH[:MS]``) starts the engine at its first move, sends ``START``
+(and ``INFO timeout_turn``, ``timeout_match 0``, ``rule 0``...) at the start of each game, then
+``BEGIN``, ``TURN x,y`` or a ``BOARD`` block, and reads the answer under the turn time. An engine
+that answers late, says nothing, crashes or answers with something that is not a legal move
+raises ``Forfeit``: ``play_game`` scores the game as lost and records why. After a forfeit the
+process is ended and the next game starts a fresh one. ``close`` sends ``END`` and kills the
+process when it has not gone after a grace period.
+
+Coordinates follow the protocol: 0-based ``x`` (column), ``y`` (row), ``move = y * width + x``.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+
+from gomoku.game.forfeit import Forfeit, ForfeitReason
+from gomoku.game.board import EMPTY, Board
+from gomoku.players.classical import Player
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TURN_MS = 1000
+START_TIMEOUT = 60.0  # seconds an engine may take to answer START (loading a net on a busy machine)
+LATE_GRACE = 0.1  # seconds past the turn time an answer still counts (pipes, a shared machine's scheduler)
+SILENT_WAIT = 1.0  # seconds more to wait for a late answer before calling the engine silent
+END_GRACE = 1.0  # seconds the engine has to exit after END before it is killed
+CRASH_WAIT = 0.5  # seconds to wait for the exit code of an engine whose output ended
+STDERR_LINES = 20  # the engine's last stderr lines kept for a crash report
+GAME_TYPE_AI = 1  # INFO game_type: the opponent is another engine
+_MOVE = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
+_CHATTER = ("MESSAGE", "DEBUG", "SUGGEST")  # lines an engine may send besides its answer
+_PLAYOUTS = re.compile(r"(\d+) playouts")  # "MESSAGE ... N playouts ..." (gomoku-zero's --report)
+
+
+def parse_pbrain_spec(rest: str, spec: str, bad_spec) -> "PbrainPlayer":
+    """The player of ``pbrain:PATH[:MS]`` (``rest`` = ``PATH[:MS]``); ``bad_spec(spec, reason)``
+    makes the ValueError for a bad spec."""
+    path, sep, turn = rest.rpartition(":")
+    if not sep or not turn.isdigit():
+        path, turn = rest, str(DEFAULT_TURN_MS)
+    if not path:
+        raise bad_spec(spec, "expected pbrain:PATH[:MS]")
+    if int(turn) < 1:
+        raise bad_spec(spec, f"the turn time must be at least 1 ms, got {turn!r}")
+    if not Path(path).is_file() and shutil.which(path) is None:
+        raise bad_spec(spec, f"no engine at {path!r}")
+    return PbrainPlayer(path, int(turn))
+
+
+def engine_command(path: str) -> list[str]:
+    """How to run the engine at ``path``: a Python script with this interpreter, else the file."""
+    return [sys.executable, path] if path.endswith(".py") else [path]
+
+
+class PbrainPlayer(Player):
+    """A pbrain engine process playing under a turn time of ``turn_ms`` milliseconds."""
+
+    def __init__(self, path: str, turn_ms: int = DEFAULT_TURN_MS, args: tuple[str, ...] = (),
+                 max_memory: int | None = None, start_timeout: float = START_TIMEOUT,
+                 late_grace: float = LATE_GRACE, silent_wait: float = SILENT_WAIT):
+        self.name = f"pbrain:{path}:{turn_ms}"
+        self.path = path
+        self.command = engine_command(path) + list(args)
+        self.turn_ms = turn_ms
+        self.max_memory = max_memory
+        self.start_timeout, self.late_grace, self.silent_wait = start_timeout, late_grace, silent_wait
+        self.process: subprocess.Popen | None = None
+        self._lines: queue.Queue[tuple[float, bytes | None]] = queue.Queue()  # (arrival time, line)
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._known: list[int] | None = None  # the moves of the engine's current game (None: none started)
+        self._finalizer = None
+        self.last_answer_seconds: float | None = None
+        self.slowest_answer = 0.0
+        self.answer_times: list[float] = []  # seconds, every answer so far
+        self.arrived = 0.0
+        self.last_playouts: int | None = None
+
+    # ------------------------------------------------------------------ Player
+    def reset(self) -> None:
+        self._known = None  # the next move starts a new game (START)
+
+    def get_action(self, board: Board) -> int:
+        try:
+            if self._known is not None and not self._alive():  # it died after its last answer
+                raise self._crashed("the engine exited between two moves")
+            if self._known is None:
+                self._new_game(board)
+            move = self._ask(board)
+        except Forfeit:
+            self.close()
+            raise
+        self._known = list(board.moves) + [move]
+        return move
+
+    def close(self) -> None:
+        """END, then kill the engine if it has not exited within ``END_GRACE`` seconds."""
+        process, self.process = self.process, None
+        self._known = None
+        if process is None:
+            return
+        if process.poll() is None:
+            try:
+                process.stdin.write(b"END\n")
+                process.stdin.flush()
+            except OSError:
+                pass
+            try:
+                process.wait(END_GRACE)
+            except subprocess.TimeoutExpired:
+                log.info("%s did not exit within %.1f s of END: killed", self.name, END_GRACE)
+        _kill(process)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+
+    # ------------------------------------------------------------------ the process
+    def _alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _start_process(self) -> None:
+        self.close()
+        self._lines = queue.Queue()
+        self._stderr.clear()
+        try:
+            process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, bufsize=0)
+        except OSError as error:
+            raise Forfeit(ForfeitReason.CRASHED, f"cannot start {self.command[-1]}: {error}") from error
+        self.process = process
+        self._finalizer = weakref.finalize(self, _kill, process)
+        lines = self._lines
+        threading.Thread(target=_pump, args=(process.stdout, lambda line: lines.put((time.monotonic(), line))),
+                         daemon=True, name="pbrain-out").start()
+        threading.Thread(target=_pump, args=(process.stderr, self._keep_stderr), daemon=True,
+                         name="pbrain-err").start()
+
+    def _keep_stderr(self, line: bytes | None) -> None:
+        if line is not None:
+            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+
+    def _send(self, *lines: str) -> None:
+        try:
+            self.process.stdin.write("".join(line + "\n" for line in lines).encode("ascii"))
+            self.process.stdin.flush()
+        except OSError as error:
+            raise self._crashed(f"writing to it failed ({error})") from error
+
+    def _crashed(self, what: str) -> Forfeit:
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(CRASH_WAIT)  # its output ended: it is probably exiting
+            except subprocess.TimeoutExpired:
+                pass
+        tail = " | ".join(list(self._stderr)[-3:])
+        exit_text = f", exit code {code}" if code is not None else ""
+        return Forfeit(ForfeitReason.CRASHED, f"{what}{exit_text}" + (f"; stderr: {tail}" if tail else ""))
+
+    def _read(self, timeout: float) -> str | None:
+        """The next answer line (chatter skipped, MESSAGE lines read for playouts); None when
+        nothing came within ``timeout`` seconds. Raises Forfeit when the engine's output ended.
+        ``self.arrived`` is the time (``time.monotonic``) the line arrived on the pipe."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.arrived, raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if raw is None:
+                raise self._crashed("the engine exited")
+            line = raw.decode("utf-8", "replace").strip()
+            if not line:
+                continue
+            if line.upper().startswith(_CHATTER):
+                found = _PLAYOUTS.search(line)
+                if found:
+                    self.last_playouts = int(found.group(1))
+                continue
+            return line
+
+    # ------------------------------------------------------------------ protocol
+    def _new_game(self, board: Board) -> None:
+        if not self._alive():
+            self._start_process()
+        width, height = board.width, board.height
+        self._send(f"START {width}" if width == height else f"RECTSTART {width},{height}")
+        answer = self._read(self.start_timeout)
+        if answer is None:
+            raise Forfeit(ForfeitReason.SILENT, f"no answer to START within {self.start_timeout:g} s")
+        if answer.upper() != "OK":
+            raise Forfeit(ForfeitReason.ILLEGAL, f"START answered {answer!r}")
+        infos = [f"INFO timeout_turn {self.turn_ms}", "INFO timeout_match 0", "INFO rule 0",
+                 f"INFO game_type {GAME_TYPE_AI}"]
+        if self.max_memory is not None:
+            infos.append(f"INFO max_memory {self.max_memory}")
+        self._send(*infos)
+        self._known = []
+
+    def _command(self, board: Board) -> list[str]:
+        """BEGIN, TURN or a BOARD block: what brings the engine to ``board`` with it to move."""
+        moves, known = list(board.moves), self._known
+        if not moves:
+            return ["BEGIN"]
+        if len(moves) == len(known) + 1 and moves[:-1] == known:
+            return ["TURN " + _format(board, moves[-1])]
+        me = board.current_player
+        stones = [f"{_format(board, move)},{1 if board.stone(move) == me else 2}" for move in moves]
+        return ["BOARD", *stones, "DONE"]
+
+    def _ask(self, board: Board) -> int:
+        self.last_playouts = None
+        turn = self.turn_ms / 1000
+        lines = self._command(board)
+        started = time.monotonic()
+        self._send(*lines)
+        answer = self._read(turn + self.late_grace)
+        if answer is None:
+            answer = self._read(self.silent_wait)
+            if answer is None:
+                raise Forfeit(ForfeitReason.SILENT, f"no answer to {lines[0]} within "
+                                                    f"{turn + self.late_grace + self.silent_wait:.2f} s")
+        elapsed = self.arrived - started  # when the line came, not when this thread woke up
+        self.last_answer_seconds = elapsed
+        self.slowest_answer = max(self.slowest_answer, elapsed)
+        self.answer_times.append(elapsed)
+        if elapsed > turn + self.late_grace:
+            raise Forfeit(ForfeitReason.LATE, f"answered {answer!r} after {elapsed * 1000:.0f} ms "
+                                              f"(turn time {self.turn_ms} ms)")
+        match = _MOVE.fullmatch(answer)
+        if not match:
+            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {answer!r} to {lines[0]}")
+        x, y = int(match.group(1)), int(match.group(2))
+        if not (x < board.width and y < board.height):
+            raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, off the {board.width}x{board.height} board")
+        move = y * board.width + x
+        if board.stone(move) != EMPTY:
+            raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, an occupied point")
+        return move
+
+
+def _format(board: Board, move: int) -> str:
+    y, x = divmod(move, board.width)
+    return f"{x},{y}"
+
+
+def _pump(stream, put) -> None:
+    """Hand each line of ``stream`` to ``put``, then None at its end."""
+    try:
+        for line in iter(stream.readline, b""):
+            put(line)
+    except (OSError, ValueError):
+        pass
+    put(None)
+
+
+def _kill(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+    try:
+        process.wait(END_GRACE)
+    except subprocess.TimeoutExpired:
+        log.warning("engine process %d did not die", process.pid)
+    for stream in (process.stdin, process.stdout, process.stderr):
+        try:
+            stream.close()
+        except OSError:
+            pass

@@ -1,0 +1,200 @@
+"""External pbrain engines as players (``pbrain:PATH[:MS]``): our own engine through the protocol,
+and small fake engines (scripts written here) that crash, stay silent, answer late or illegally."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gomoku.game.arena import ForfeitReason, evaluate, play_game, play_match
+from gomoku.game.board import Board
+from gomoku.players import RandomPlayer, make_player
+from gomoku.players.external import PbrainPlayer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+WRAPPER = REPO_ROOT / "scripts" / "pbrain-gomoku-zero"
+
+# A fake engine: plays the first empty point it knows of, except that at its ``BAD_AT``-th move
+# it misbehaves as ``MODE`` says. It logs every line it reads to ``LOG`` (to check the protocol).
+FAKE = textwrap.dedent("""\
+    import sys, time
+    MODE, BAD_AT, LOG = {mode!r}, {bad_at}, {log!r}
+    size, taken, moves = 9, set(), 0
+    def answer(text):
+        sys.stdout.write(text + "\\n"); sys.stdout.flush()
+    def play():
+        global moves
+        moves += 1
+        if moves == BAD_AT:
+            if MODE == "crash": sys.exit(3)
+            if MODE == "silent": time.sleep(60)
+            if MODE == "late": time.sleep(0.6)
+            if MODE == "occupied": return answer("%d,%d" % min(taken, default=(0, 0)))
+            if MODE == "garbage": return answer("ERROR I am confused")
+            if MODE == "offboard": return answer("%d,0" % size)
+        answer("DEBUG thinking")
+        point = next((x, y) for y in range(size) for x in range(size) if (x, y) not in taken)
+        taken.add(point)
+        answer("%d,%d" % point)
+    board_block = False
+    for line in sys.stdin:
+        line = line.strip()
+        with open(LOG, "a") as log:
+            log.write(line + "\\n")
+        word = line.split(" ")[0].upper()
+        if board_block:
+            if word == "DONE":
+                board_block = False
+                play()
+            else:
+                x, y, who = map(int, line.split(","))
+                taken.add((x, y))
+        elif word == "START":
+            size = int(line.split()[1]); taken.clear(); answer("OK")
+        elif word == "BEGIN":
+            play()
+        elif word == "TURN":
+            taken.add(tuple(map(int, line.split()[1].split(","))))
+            play()
+        elif word == "BOARD":
+            board_block = True
+        elif word == "END":
+            break
+    """)
+
+
+def fake_engine(tmp_path: Path, mode: str = "good", bad_at: int = 0) -> tuple[Path, Path]:
+    script, log = tmp_path / f"fake_{mode}.py", tmp_path / f"fake_{mode}.log"
+    script.write_text(FAKE.format(mode=mode, bad_at=bad_at, log=str(log)))
+    return script, log
+
+
+@pytest.fixture
+def players():
+    made: list[PbrainPlayer] = []
+
+    def make(*args, **kwargs) -> PbrainPlayer:
+        player = PbrainPlayer(*args, **kwargs)
+        made.append(player)
+        return player
+
+    yield make
+    for player in made:
+        player.close()
+        assert player.process is None
+
+
+def test_spec_forms(tmp_path, monkeypatch):
+    engine = tmp_path / "pbrain-x"
+    engine.write_text("")
+    player = make_player(f"pbrain:{engine}:250")
+    assert isinstance(player, PbrainPlayer) and player.turn_ms == 250 and player.path == str(engine)
+    assert player.process is None  # nothing starts before the first move
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "C:").mkdir()
+    (tmp_path / "C:" / "x.exe").write_text("")
+    assert make_player("pbrain:C:/x.exe").path == "C:/x.exe"  # no MS: the default turn
+    assert make_player("pbrain:C:/x.exe").turn_ms == 1000
+    (tmp_path / "engine.py").write_text("")
+    assert make_player("pbrain:engine.py").command == [sys.executable, "engine.py"]
+    for bad in ("pbrain:", "pbrain::500", "pbrain:pbrain-x:0", "pbrain:no-such-engine:100"):
+        with pytest.raises(ValueError, match="valid forms"):
+            make_player(bad)
+
+
+def test_a_fake_engine_plays_whole_games_with_turn_board_and_restart(tmp_path, players):
+    script, log = fake_engine(tmp_path)
+    engine = players(str(script), 500)
+    first = play_game(engine, RandomPlayer(np.random.default_rng(0)))
+    assert first.forfeit is None and first.board().game_end()[0]
+    assert first.stats[0].moves == (len(first.moves) + 1) // 2
+    lines = log.read_text().splitlines()
+    assert lines[:5] == ["START 9", "INFO timeout_turn 500", "INFO timeout_match 0", "INFO rule 0",
+                         "INFO game_type 1"]
+    assert lines[5] == "BEGIN" and all(line.startswith("TURN ") for line in lines[6:])
+    # A game from a position: the engine is told the stones with BOARD (1 = its own), then TURNs.
+    board = Board.from_moves([40, 41, 30])
+    second = play_game(RandomPlayer(np.random.default_rng(1)), engine, board=board)
+    assert second.forfeit is None and second.moves[:3] == (40, 41, 30)
+    lines = log.read_text().splitlines()
+    start = len(lines) - 1 - lines[::-1].index("START 9")
+    assert lines[start + 5: start + 10] == ["BOARD", "4,4,2", "5,4,1", "3,3,2", "DONE"]
+    assert engine.process.poll() is None  # one process for both games
+    process = engine.process
+    engine.close()
+    assert process.returncode == 0 and log.read_text().splitlines()[-1] == "END"
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("crash", ForfeitReason.CRASHED), ("silent", ForfeitReason.SILENT), ("late", ForfeitReason.LATE),
+    ("occupied", ForfeitReason.ILLEGAL), ("garbage", ForfeitReason.ILLEGAL), ("offboard", ForfeitReason.ILLEGAL)])
+def test_a_misbehaving_engine_forfeits(tmp_path, players, mode, reason):
+    script, _ = fake_engine(tmp_path, mode, bad_at=3)
+    engine = players(str(script), 300, silent_wait=0.5)
+    result = play_match(engine, RandomPlayer(np.random.default_rng(2)), games=2)
+    [(index, who, forfeit), *rest] = result.forfeits()
+    assert (index, who, forfeit.reason) == (0, "player", reason), forfeit
+    assert result.losses >= 1 and result.records[0].forfeit.stone == 1
+    assert len(result.records[0].moves) == 4  # its two good moves and the random player's two
+    if mode == "crash":
+        assert "exit code 3" in forfeit.detail
+    assert "forfeits: game 1 player " + reason.value in result.format_row()
+    assert result.to_dict()["forfeits"][0]["reason"] == reason.value
+    # The next game starts a fresh process, which misbehaves again at its third move.
+    assert [r.forfeit.reason for r in result.records if r.forfeit] == [reason, reason]
+
+
+def test_an_engine_that_cannot_start_forfeits(tmp_path, players):
+    engine = players(str(tmp_path / "no-such-engine"), 300)
+    record = play_game(RandomPlayer(np.random.default_rng(3)), engine)
+    assert record.forfeit.reason is ForfeitReason.CRASHED and record.winner == 1 and len(record.moves) == 1
+
+
+@pytest.mark.skipif(not os.access(WRAPPER, os.X_OK), reason="scripts/pbrain-gomoku-zero is not executable")
+def test_our_engine_as_the_external_one(tmp_path, monkeypatch):
+    """gomoku-zero behind its own protocol at a short turn, through evaluate (as evaluate.py runs it)."""
+    monkeypatch.setenv("PYTHON", sys.executable)
+    spec = f"pbrain:{WRAPPER}:300"
+    [result] = evaluate(spec, ["random"], games=2, seed=0)
+    assert result.games == 2 and result.side_stats().moves >= 8
+    # Never crashed, silent or illegal; a late answer (a heavily loaded machine) is the only forfeit
+    # allowed here, since this test does not time anything. Every game played out is won.
+    forfeits = result.forfeits()
+    assert all(f.reason is ForfeitReason.LATE and who == "player" for _, who, f in forfeits), forfeits
+    assert result.wins == 2 - len(forfeits)
+    assert result.side_stats().playouts > 0  # read from the engine's MESSAGE lines
+
+
+def test_play_game_records_playouts_and_forfeits_in_process():
+    from gomoku.game.forfeit import Forfeit
+    from gomoku.players import HeuristicPlayer
+    from gomoku.players.search import PureMCTSPlayer
+
+    class GivesUp(RandomPlayer):
+        """Forfeits (as an external engine would) at its third move."""
+
+        def __init__(self):
+            super().__init__(np.random.default_rng(4))
+            self.name, self.moves = "gives-up", 0
+
+        def get_action(self, board):
+            self.moves += 1
+            if self.moves == 3:
+                raise Forfeit(ForfeitReason.ILLEGAL, "no move")
+            return super().get_action(board)
+
+    record = play_game(PureMCTSPlayer(30, seed=0), GivesUp())
+    assert record.winner == 1 and record.forfeit.stone == 2 and record.forfeit.reason is ForfeitReason.ILLEGAL
+    assert len(record.moves) == 5 and record.stats[0].moves == 3 and record.stats[1].moves == 2
+    assert record.stats[0].playouts == 90 and record.stats[0].playouts_per_move == 30  # every move searched
+    assert record.stats[1].playouts == 0 and record.stats[1].playouts_per_move == 0
+    result = play_match(HeuristicPlayer(), PureMCTSPlayer(20, seed=1), games=2)
+    opponent = result.side_stats(opponent=True)
+    assert opponent.moves == sum(r.stats[1 - i % 2].moves for i, r in enumerate(result.records))
+    assert opponent.playouts == 20 * opponent.searched and result.side_stats().searched == 0
+    assert result.forfeits() == [] and "forfeits" not in result.format_row()
