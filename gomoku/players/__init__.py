@@ -1,6 +1,7 @@
 """Players: anything that picks a move for a Board, and ``make_player`` to build one from a spec.
 
 - ``classical``: random, heuristic (one-ply window scores), minimax (alpha-beta), human (terminal);
+- ``alphabeta``: the ab yardstick (alpha-beta, threat extensions, threat solvers);
 - ``search``: pure MCTS and the AlphaZero player, both on the array-based search of ``mcts``.
 
 May import ``gomoku.game`` and ``mcts``; ``search`` loads ``nets`` (torch) only for the az player.
@@ -28,6 +29,8 @@ PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
   heuristic                one-ply window heuristic (takes wins, blocks fours)
   minimax:DEPTH            alpha-beta search, DEPTH >= 1 plies (2 is fast, 3 takes seconds)
+  ab:DEPTH                 alpha-beta with threat extensions and the VCF solver, DEPTH >= 1 plies
+                           (a classical yardstick; a node budget bounds every depth)
   pure:PLAYOUTS            pure MCTS with random rollouts
   az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
   human                    you, at the terminal"""
@@ -64,6 +67,10 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     if kind == "minimax":
         depth = _positive_int(rest, spec, "DEPTH")
         return MinimaxPlayer(depth, None if seed is None else np.random.default_rng(seed))
+    if kind == "ab":
+        depth = _positive_int(rest, spec, "DEPTH")
+        from gomoku.players.alphabeta import AlphaBetaPlayer  # lazy: only the ab player needs it
+        return AlphaBetaPlayer(depth, None if seed is None else np.random.default_rng(seed))
     if kind == "human" and not rest:
         return HumanPlayer()
     if kind == "pure":

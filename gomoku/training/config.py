@@ -174,8 +174,8 @@ class EvalSection:
                "opponents needs a non-empty eval.opponents")
         for spec in self.opponents:
             kind = spec.partition(":")[0]
-            _check(kind in ("random", "heuristic", "minimax", "pure"), f"{prefix}.opponents",
-                   f"{spec!r}: expected random, heuristic, minimax:DEPTH or pure:PLAYOUTS")
+            _check(kind in ("random", "heuristic", "minimax", "ab", "pure"), f"{prefix}.opponents",
+                   f"{spec!r}: expected random, heuristic, minimax:DEPTH, ab:DEPTH or pure:PLAYOUTS")
 
 
 @dataclass
