@@ -41,6 +41,10 @@ TOP_K = 10  # candidates searched per inner node, the best by the window score
 ROOT_TOP_K = 20  # candidates at the root (and those checked against the opponent's threats)
 VCF_NODES = 1_000  # the VCF solver's budget per call at the root
 HORIZON_VCF_NODES = 100  # its budget at the horizon (every leaf where the side to move has a three)
+# With a seed, while fewer than OPENING_STONES stones are on the board the player picks among
+# the moves valued within OPENING_MARGIN of the best (and its first stone near the centre).
+OPENING_STONES = 6
+OPENING_MARGIN = 30
 # Static evaluation: a window holding only one colour's stones, ``missing`` stones short of a
 # line, is worth WINDOW_WEIGHT[missing] to that colour (an open three spans three such windows).
 WINDOW_WEIGHT = {1: 600, 2: 60, 3: 6, 4: 1}
@@ -238,13 +242,14 @@ class _Search:
                     break
         return best
 
-    def root_scores(self, moves: Sequence[int], depth: int) -> list[int]:
-        """Each root move's value: exact for the best ones (the window sits just below the best)."""
+    def root_scores(self, moves: Sequence[int], depth: int, margin: int = 0) -> list[int]:
+        """Each root move's value: exact for those within ``margin`` of the best (the window sits
+        just below that), an upper bound for the others."""
         best, scores = -self.infinity, []
         for move in moves:
             self.play(move)
             try:
-                low = -self.infinity if not self.prune else -(best - 1)
+                low = -self.infinity if not self.prune else -(best - margin - 1)
                 score = -self.negamax(depth - 1, -self.infinity, low, 1)
             finally:
                 self.undo()
@@ -284,6 +289,10 @@ class AlphaBetaPlayer(Player):
         blocks = search.winning_points(them)
         if blocks:
             return blocks[0]  # the only move (two blocks lose either way)
+        if not board.moves and self.rng is not None:
+            row, col = (min(max(int(self.rng.integers(-1, 2)) + side // 2, 0), side - 1)
+                        for side in (board.height, board.width))
+            return board.location_to_move((row, col))
         moves = search.ordered_moves(me, ROOT_TOP_K)
         cells = _cells(board)
         solvers = self.solvers(_lines_of(board).geometry)
@@ -316,15 +325,18 @@ class AlphaBetaPlayer(Player):
 
     def _search(self, search: _Search, moves: list[int]) -> int:
         best_moves = moves[:1]
+        # In the opening, any move near the best value, so that seeded games differ.
+        margin = OPENING_MARGIN if self.rng is not None and len(search.board.moves) < OPENING_STONES else 0
         for depth in range(1, self.depth + 1):
             try:
-                scores = search.root_scores(moves, depth)
+                scores = search.root_scores(moves, depth, margin)
             except _OutOfNodes:
                 break
             best = max(scores)
-            best_moves = [m for m, s in zip(moves, scores) if s == best]
+            best_moves = [m for m, s in zip(moves, scores) if s >= best - margin]
             self.last_depth = depth
-            moves = sorted(moves, key=lambda m: -scores[moves.index(m)])  # the best first next time
+            order = sorted(range(len(moves)), key=lambda i: -scores[i])  # stable: the best first next time
+            moves = [moves[i] for i in order]
             if abs(best) >= search.win - search.board.size:
                 break  # a sure result: deeper adds nothing
         log.debug("%s: depth %d, %d nodes, best %s", self.name, self.last_depth, search.nodes, best_moves)
