@@ -116,6 +116,24 @@ def test_plays_the_centre_first_and_leaves_the_board_alone():
 
 
 # ---------------------------------------------------------------- search
+def state(search: _Search):
+    return search.counts, search.fours, search.threes, search.pattern, search.near, search.cells.tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_incremental_shapes_match_a_fresh_count(seed):
+    """Moves played and taken back keep the window counts, shapes and pattern sums of a recount."""
+    rng = np.random.default_rng(seed)
+    board = random_position(rng, 6, 9, 9, 5)
+    search = _Search(board, BIG_BUDGET)
+    for _ in range(30):
+        if search.board.moves and (search.board.game_end()[0] or rng.random() < 0.4):
+            search.undo()
+        else:
+            search.play(int(rng.choice(search.board.availables)))
+        assert state(search) == state(_Search(search.board, BIG_BUDGET))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_alpha_beta_agrees_with_plain_negamax(seed):
     """The same best value and the same set of best root moves with and without pruning."""

@@ -102,6 +102,20 @@ def _horizon_solver(width: int, height: int, n_in_row: int) -> VcfSolver:
     return VcfSolver(Geometry(width, height, n_in_row), HORIZON_VCF_NODES)
 
 
+def _move_shape(window: int, before: int, after: int, fours: set[int], threes: set[int]) -> None:
+    """A window's stones-short count went from ``before`` to ``after``: keep the shape sets."""
+    if before == after:
+        return
+    if before == 1:
+        fours.discard(window)
+    elif before == 2:
+        threes.discard(window)
+    if after == 1:
+        fours.add(window)
+    elif after == 2:
+        threes.add(window)
+
+
 class _OutOfNodes(Exception):
     pass
 
@@ -159,11 +173,21 @@ class _Search:
         self._update(move, player, -1)
 
     def _update(self, move: int, player: int, step: int) -> None:
-        counts = self.counts[player]
+        """``player``'s stone at ``move`` added (step +1) or taken back (-1): the windows through it."""
+        them = other(player)
+        mine, theirs = self.counts[player], self.counts[them]
+        missing, value = self.tables.missing, self.tables.value
+        my_gain = their_gain = 0
         for window in self.through[move]:
-            self._count(window, -1)
-            counts[window] += step
-            self._count(window, +1)
+            a, b = mine[window], theirs[window]
+            after = mine[window] = a + step
+            my_gain += value[after][b] - value[a][b]
+            _move_shape(window, missing[a][b], missing[after][b], self.fours[player], self.threes[player])
+            if b and not (a and after):  # the opponent's window is spoiled, or free again
+                their_gain += value[b][after] - value[b][a]
+                _move_shape(window, missing[b][a], missing[b][after], self.fours[them], self.threes[them])
+        self.pattern[player] += my_gain
+        self.pattern[them] += their_gain
         for point in self.near_of[move]:
             self.near[point] += step
 
