@@ -181,7 +181,7 @@ def test_the_node_budget_bounds_every_depth():
     board = random_position(np.random.default_rng(7), 16, 9, 9, 5)
     player = AlphaBetaPlayer(50, max_nodes=2000)
     assert player.get_action(board) in board.availables
-    assert 1 <= player.last_depth < 50
+    assert 1 <= player.last_depth < 50 and player.out_of_nodes
 
 
 def test_seeded_games_repeat():

@@ -9,8 +9,9 @@ stones, best first by a window score, with
 - forced moves that cost no depth: an opponent's four is blocked (two of them lose), a move that
   makes two different winning points (an open four or a double four) wins when the opponent has
   no four to answer with;
-- a threat extension at the horizon: a quiescence over the side to move's fours (each answered by
-  the forced block), standing pat on the static evaluation otherwise;
+- a threat extension at the horizon: where the side to move has a three, the VCF solver (a
+  quiescence over its fours, each answered by the forced block, exact within a small budget)
+  values a win by fours as a win; otherwise the static evaluation;
 - a node budget per move: a depth that does not finish within it is dropped, and the move of the
   deepest finished depth is played (every depth is finite; ``minimax:50`` hangs, ``ab:50`` does not).
 
@@ -36,7 +37,7 @@ from mcts.threats import VcfSolver
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_NODES = 20_000  # nodes (positions searched) per move; a depth past it is dropped
+DEFAULT_MAX_NODES = 10_000  # nodes (positions searched) per move; a depth past it is dropped
 TOP_K = 10  # candidates searched per inner node, the best by the window score
 ROOT_TOP_K = 20  # candidates at the root (and those checked against the opponent's threats)
 VCF_NODES = 1_000  # the VCF solver's budget per call at the root
@@ -296,7 +297,8 @@ class AlphaBetaPlayer(Player):
         self._solvers = None if solvers is None else list(solvers)
         self._solvers_for: Geometry | None = None
         self.name = f"ab:{self.depth}"
-        self.last_depth = 0  # the deepest depth finished for the last move (for logs and tests)
+        self.last_depth = 0  # the deepest depth finished for the last move, 0 when no search ran
+        self.out_of_nodes = False  # whether the last move's search stopped at the node budget
 
     def solvers(self, geometry: Geometry) -> list[ThreatSolver]:
         if self._solvers is None or (self._solvers_for is not None and self._solvers_for != geometry):
@@ -305,6 +307,7 @@ class AlphaBetaPlayer(Player):
 
     def get_action(self, board: Board) -> int:
         _require_moves(board)
+        self.last_depth, self.out_of_nodes = 0, False
         search = _Search(board, self.max_nodes)
         me, them = board.current_player, other(board.current_player)
         wins = search.winning_points(me)
@@ -355,6 +358,7 @@ class AlphaBetaPlayer(Player):
             try:
                 scores = search.root_scores(moves, depth, margin)
             except _OutOfNodes:
+                self.out_of_nodes = True
                 break
             best = max(scores)
             best_moves = [m for m, s in zip(moves, scores) if s >= best - margin]
