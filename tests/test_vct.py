@@ -1,10 +1,12 @@
 """The VCT solver (mcts/vct.py): against plain brute forces, positions from real games, its budget."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from gomoku.game.board import Board
-from gomoku.players import parse_point
+from gomoku.players import make_player, parse_point
 from mcts.geometry import Geometry
 from mcts.threats import ThreatStatus, VcfSolver
 from mcts.vct import DEFAULT_VCT_NODES, VctSolver
@@ -223,3 +225,56 @@ def test_the_budget_is_respected():
     assert VctSolver(Geometry(9, 9, 5)).max_nodes == DEFAULT_VCT_NODES
     with pytest.raises(ValueError, match="max_nodes"):
         VctSolver(Geometry(9, 9, 5), max_nodes=0)
+
+
+# ---------------------------------------------------------------- the shipped player's search
+GAME_D5 = "G4,C6,E6,F5,G5,D5,G6,G7,F6,D6,F4,H6,H4,I4,E7,D8,I3"  # White's D5 (move 6) lost
+MODEL = Path(__file__).resolve().parents[1] / "models" / "9x9.pt"
+needs_model = pytest.mark.skipif(not MODEL.is_file(), reason="no shipped model")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return make_player(f"az:{MODEL}:400", seed=0)
+
+
+def board_after(game: str, plies: int) -> Board:
+    b = Board()
+    for text in game.split(",")[:plies]:
+        b.do_move(parse_point(b, text))
+    return b
+
+
+@needs_model
+@pytest.mark.parametrize("game, plies", [(GAME_D5, 12), (GAME_B4, 14), (GAME_B4, 16)])
+def test_the_shipped_player_plays_a_vct_win(shipped, game, plies):
+    # Black to move has a VCT (no VCF) that the solver finds within its default budget.
+    cells = cells_after(game, plies)
+    geometry = Geometry(9, 9, 5)
+    assert VcfSolver(geometry).solve(cells, 1).status is ThreatStatus.NO_WIN
+    win = VctSolver(geometry).solve(cells, 1)
+    assert win.win
+    shipped.reset()
+    move = shipped.get_action(board_after(game, plies))
+    assert move == win.move
+    assert set(np.flatnonzero(shipped.last_result.visits)) == {win.move}
+
+
+@needs_model
+@pytest.mark.parametrize("game, plies", [(GAME_D5, 7), (GAME_D5, 9), (GAME_B4, 7), (GAME_B4, 11), (GAME_B4, 13)])
+def test_the_shipped_player_stops_a_vct(shipped, game, plies):
+    # White to move; Black would have a VCT (here an open three) if it were Black's move.
+    cells = cells_after(game, plies)
+    geometry = Geometry(9, 9, 5)
+    solver = VctSolver(geometry)
+    assert solver.solve(cells, 1).win and not geometry.winning_points(cells[None]).any()
+    moves = np.flatnonzero(cells[:-1] == 0)
+    stopping = set(moves[solver.defences(cells, 2, moves)].tolist())
+    assert 0 < len(stopping) < len(moves)
+    shipped.reset()
+    move = shipped.get_action(board_after(game, plies))
+    assert move in stopping
+    assert set(np.flatnonzero(shipped.last_result.visits)) <= stopping
+    after = cells.copy()
+    after[move] = 2
+    assert not solver.solve(after, 1).win
