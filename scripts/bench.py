@@ -1,4 +1,4 @@
-"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--variants] [--no-ray]"""
+"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--variants] [--no-ray] [--vct [--model PATH]]"""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray", action=argparse.BooleanOptionalAction, default=None,
                         help="also time self-play on Ray actors beside the process pool, same config "
                              "(default: on, off with --quick; needs pip install -e \".[ray]\")")
+    parser.add_argument("--vct", action="store_true",
+                        help="only the VCT solver's figures: per call at several budgets, per move, per self-play position")
+    parser.add_argument("--model", default=None, help="with --vct: also time moves with this model's net")
     args = parser.parse_args(argv)
-    from gomoku.training.bench import BenchSettings, run_all
+    from gomoku.training.bench import BenchSettings, run_all, run_vct
     from nets import default_device
 
     args.device = args.device or str(default_device())
@@ -35,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = BenchSettings(device=args.device, ray=ray)
     if args.quick:
         settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device, ray=ray)
-    results = run_all(settings, variants=args.variants)
+    results = run_vct(settings, model=args.model) if args.vct else run_all(settings, variants=args.variants)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

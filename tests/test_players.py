@@ -161,9 +161,10 @@ def fake_ai(monkeypatch):
     class AlphaZeroPlayer:
         @classmethod
         def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True,
-                            vcf=True, threads=1):
+                            vcf=True, threads=1, vct=True):
             calls.append(("az", path, n_playout, seed) + (() if forced_moves else ("no forced moves",))
-                         + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",)))
+                         + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",))
+                         + (() if vct else ("no vct",)))
             return cls()
 
     module = types.ModuleType("gomoku.players.search")

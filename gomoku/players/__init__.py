@@ -49,7 +49,8 @@ def _positive_int(text: str, spec: str, what: str) -> int:
 
 
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
-                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1) -> Player:
+                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1,
+                vct: bool = True) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
     ``seconds`` caps the thinking time per move of the search players (pure, az); the others
@@ -57,7 +58,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     call (virtual loss): faster, and a slightly different search. ``forced_moves=False`` turns off
     the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``), and
     with them its VCF rules; ``vcf=False`` turns off only those (play and stop wins by continuous
-    fours). ``threads``: the az player's onnxruntime threads (1 where several players share the cores).
+    fours), ``vct=False`` only the root's VCT rules (play and stop wins by fours and threes).
+    ``threads``: the az player's onnxruntime threads (1 where several players share the cores).
     """
     kind, _, rest = spec.strip().partition(":")
     if kind == "random" and not rest:
@@ -85,7 +87,7 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
         return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=seconds,
                                                leaves_per_step=leaves_per_step, forced_moves=forced_moves,
-                                               vcf=vcf, threads=threads)
+                                               vcf=vcf, threads=threads, vct=vct)
     raise _bad_spec(spec)
 
 

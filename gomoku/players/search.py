@@ -15,7 +15,7 @@ import numpy as np
 from gomoku.game.board import Board
 from gomoku.players.classical import Player
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult
-from mcts.search import DEFAULT_VCF_NODES
+from mcts.search import DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
 
 log = logging.getLogger(__name__)
 
@@ -113,14 +113,18 @@ class AlphaZeroPlayer(SearchPlayer):
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
     a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
     win by continuous fours is valued as won and played, and at the root the opponent's is
-    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call)."""
+    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
+    on, only together with ``vcf``) does the same at the root for wins by continuous threats (fours
+    and threes, ``mcts.vct``, ``vct_nodes`` per call)."""
 
     def __init__(self, evaluator, n_playout: int = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
-                 forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES):
+                 forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
+                 vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES):
         config = SearchConfig(n_playout=n_playout, c_puct=c_puct, noise=False, reuse_tree=True,
                               leaves_per_step=leaves_per_step, forced_moves=forced_moves,
-                              vcf=vcf and forced_moves, vcf_nodes=vcf_nodes)
+                              vcf=vcf and forced_moves, vcf_nodes=vcf_nodes,
+                              vct=vct and vcf and forced_moves, vct_nodes=vct_nodes)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         self.n_in_row: int | None = None  # likewise: the rule it was trained for

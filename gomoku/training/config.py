@@ -69,6 +69,8 @@ class SearchSection:
     forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
     vcf: bool = True  # with forced_moves: VCF wins valued exactly, the root defends (mcts/search.py)
     vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
+    vct: bool = False  # with vcf: the root plays its VCT win and stops the opponent's (mcts/vct.py)
+    vct_nodes: int = 1000  # the VCT solver's node budget per call (docs/threats.md)
 
     def validate(self, prefix: str) -> None:
         _check(self.n_playout >= 2, f"{prefix}.n_playout", "must be >= 2")
@@ -79,6 +81,7 @@ class SearchSection:
         _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
         _check(self.leaves_per_step >= 1, f"{prefix}.leaves_per_step", "must be >= 1")
         _check(self.vcf_nodes >= 1, f"{prefix}.vcf_nodes", "must be >= 1")
+        _check(self.vct_nodes >= 1, f"{prefix}.vct_nodes", "must be >= 1")
         _check(0 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts", "must be in 0..n_playout - 1")
         _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
         _check(0 <= self.gumbel_k <= self.n_playout // 2, f"{prefix}.gumbel_k", "must be in 0..n_playout // 2")
