@@ -10,6 +10,7 @@ from gomoku.players.alphabeta import AlphaBetaPlayer, _Search
 from gomoku.players.classical import _cells
 from mcts.geometry import Geometry
 from mcts.threats import VcfSolver
+from mcts.vct import VctSolver
 
 BIG_BUDGET = 10**6
 
@@ -91,6 +92,23 @@ def test_refutes_the_opponents_vcf(depth):
     after = board.copy()
     after.do_move(move)
     assert not vcf(after, 2)
+
+
+def test_a_vct_solver_plugs_in():
+    # X: two stones in row 4 and two in column 5; X (4, 5) makes two open threes at once: a win
+    # with threes (VCT) and no win by fours alone (the VCT tests' position).
+    board = position(xs=[(2, 5), (3, 5), (4, 3), (4, 4)], os_=[(7, 0), (7, 8), (8, 0), (8, 8)])
+    geometry = Geometry(9, 9, 5)
+    cells = _cells(board)
+    assert not vcf(board, 1) and VctSolver(geometry).solve(cells, 1).win
+    player = AlphaBetaPlayer(1, solvers=[VcfSolver(geometry), VctSolver(geometry)])
+    assert player.get_action(board) == VctSolver(geometry).solve(cells, 1).move
+    # A player with the default solvers takes those of each board shape it is given.
+    player = AlphaBetaPlayer(2)
+    for size in (9, 7, 9):
+        small = position(xs=[(3, 3)], os_=[], width=size, height=size)
+        assert player.get_action(small) in small.availables
+        assert player._solvers[0].geometry.width == size
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3])

@@ -33,7 +33,7 @@ import numpy as np
 from gomoku.game.board import DRAW, Board, other
 from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
 from mcts.geometry import Geometry
-from mcts.threats import VcfSolver
+from mcts.threats import ThreatResult, VcfSolver
 
 log = logging.getLogger(__name__)
 
@@ -55,20 +55,17 @@ ATTACK_ORDER = {1: 10 ** 7, 2: 10 ** 4, 3: 300, 4: 12, 5: 1}
 DEFENCE_ORDER = {1: 10 ** 6, 2: 3000, 3: 100, 4: 6, 5: 1}
 
 
-class ThreatResult(Protocol):
-    @property
-    def win(self) -> bool: ...
-    move: int
-
-
 class ThreatSolver(Protocol):
-    """VcfSolver's call shape: may ``attacker`` (to move in ``cells``, int8 [size + 1]) force a win?"""
+    """The call shape of VcfSolver and VctSolver: may ``attacker`` (to move in ``cells``, int8
+    [size + 1]) force a win?"""
 
     def solve(self, cells: np.ndarray, attacker: int) -> ThreatResult: ...
 
 
 def default_solvers(geometry: Geometry) -> list[ThreatSolver]:
-    """The threat solvers of the ab player, cheapest first."""
+    """The threat solvers of the ab player, cheapest first. The ladder (docs/ladder.md) was
+    measured with the VCF solver only; ``mcts.vct.VctSolver(geometry, nodes)`` appended here (or
+    passed as ``solvers``) adds wins and refutations with threes."""
     return [VcfSolver(geometry, VCF_NODES)]
 
 
@@ -294,15 +291,20 @@ class AlphaBetaPlayer(Player):
             raise ValueError(f"max_nodes must be >= 1, got {max_nodes!r}")
         self.depth, self.max_nodes = int(depth), int(max_nodes)
         self.rng = rng
-        self._solvers = None if solvers is None else list(solvers)
-        self._solvers_for: Geometry | None = None
+        self._given = None if solvers is None else list(solvers)
+        self._solvers: list[ThreatSolver] = []
+        self._solvers_for: tuple[int, int, int] | None = None  # the board shape of ``_solvers``
         self.name = f"ab:{self.depth}"
         self.last_depth = 0  # the deepest depth finished for the last move, 0 when no search ran
         self.out_of_nodes = False  # whether the last move's search stopped at the node budget
 
     def solvers(self, geometry: Geometry) -> list[ThreatSolver]:
-        if self._solvers is None or (self._solvers_for is not None and self._solvers_for != geometry):
-            self._solvers, self._solvers_for = default_solvers(geometry), geometry
+        """The solvers given, else the default ones for this board shape."""
+        if self._given is not None:
+            return self._given
+        shape = (geometry.width, geometry.height, geometry.n_in_row)
+        if shape != self._solvers_for:
+            self._solvers, self._solvers_for = default_solvers(geometry), shape
         return self._solvers
 
     def get_action(self, board: Board) -> int:
