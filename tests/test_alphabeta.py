@@ -220,6 +220,13 @@ def test_the_spec():
     assert "ab:DEPTH" in PLAYER_SPECS_HELP
 
 
+def test_the_play_window_offers_ab():
+    from gomoku.ui.ai import AI_SPECS_HELP, build_opponent, describe_spec
+
+    assert build_opponent("ab:2", 9, seed=0).name == "ab:2"
+    assert describe_spec("ab:2") == "alpha-beta, depth 2" and "ab:DEPTH" in AI_SPECS_HELP
+
+
 @pytest.mark.parametrize("spec", ["ab", "ab:", "ab:0", "ab:-2", "ab:x", "ab:2:3", "AB:2"])
 def test_bad_specs_name_the_valid_forms(spec):
     with pytest.raises(ValueError, match="valid forms") as info:
