@@ -40,6 +40,13 @@ searched (all moves when none does; a check that runs out of budget counts as no
 runs only where the player to move has a three (a window one stone short of a four), and its
 answers are remembered per position, so a leaf revisited costs a dictionary look-up.
 
+VCT (``vct``, needs ``vcf``; off by default): the root's rules above with the VCT solver
+(``mcts.vct``: victory by continuous threats, fours and threes, at most ``vct_nodes`` nodes per
+call) in place of the VCF solver: when the player to move has a VCT, only its first move is
+searched; when the opponent would have one if it were their move, only the moves after which they
+have none are searched (a check that runs out of budget counts as none; all moves when none
+stops it). Below the root, nodes keep the VCF rules (VCT calls there cost too much: docs/threats.md).
+
 Gumbel root (``gumbel_k > 0``, self-play only; needs ``reuse_tree=False``): the root's playouts go
 to ``gumbel_k`` moves sampled with Gumbel noise and narrowed by sequential halving (``mcts.gumbel``),
 one leaf per tree per evaluator call; the result then carries the move to play and the improved
@@ -58,7 +65,8 @@ import numpy as np
 from mcts import gumbel
 from mcts.evaluators import Evaluator
 from mcts.geometry import Geometry, LineShapes
-from mcts.threats import DEFAULT_MAX_NODES, MIN_N_IN_ROW, VcfResult, VcfSolver
+from mcts.threats import DEFAULT_MAX_NODES, MIN_N_IN_ROW, ThreatResult, VcfSolver
+from mcts.vct import DEFAULT_VCT_NODES, VctSolver
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +101,8 @@ class SearchConfig:
     forced_moves: bool = False  # value wins in one exactly, search only blocks of a four (see above)
     vcf: bool = False  # value a VCF exactly, defend the root (needs forced_moves; n_in_row >= 3)
     vcf_nodes: int = DEFAULT_VCF_NODES  # node budget of one VCF solver call
+    vct: bool = False  # VCT at the root: play our win, stop the opponent's (needs vcf; see above)
+    vct_nodes: int = DEFAULT_VCT_NODES  # node budget of one VCT solver call
     gumbel_k: int = 0  # > 0: Gumbel root search over this many sampled moves (see above)
 
     def __post_init__(self) -> None:
@@ -110,6 +120,10 @@ class SearchConfig:
             raise ValueError("vcf needs forced_moves")
         if self.vcf_nodes < 1:
             raise ValueError(f"vcf_nodes must be >= 1, got {self.vcf_nodes}")
+        if self.vct and not self.vcf:
+            raise ValueError("vct needs vcf")
+        if self.vct_nodes < 1:
+            raise ValueError(f"vct_nodes must be >= 1, got {self.vct_nodes}")
         if not 0 <= self.gumbel_k <= self.n_playout // 2:  # so the playouts fit the tree's capacity
             raise ValueError(f"gumbel_k must be in 0..n_playout // 2, got {self.gumbel_k}")
         if self.gumbel_k and self.reuse_tree:
@@ -194,9 +208,13 @@ class BatchedMCTS:
         self.root_value = np.zeros(n_trees, dtype=np.float64)  # the evaluator's value of a fresh root
         use_vcf = config.vcf and n_in_row >= MIN_N_IN_ROW
         self.vcf_solver = VcfSolver(self.geometry, config.vcf_nodes) if use_vcf else None
-        self._vcf_cache: dict[bytes, VcfResult] = {}
-        self._defence_cache: dict[bytes, np.ndarray] = {}  # root position -> the moves that stop a VCF
+        use_vct = config.vct and self.vcf_solver is not None
+        self.vct_solver = VctSolver(self.geometry, config.vct_nodes, config.vcf_nodes) if use_vct else None
+        self._vcf_cache: dict[bytes, ThreatResult] = {}
+        self._vct_cache: dict[bytes, ThreatResult] = {}
+        self._defence_cache: dict[bytes, np.ndarray] = {}  # root position -> the moves that stop a VCF/VCT
         self.vcf_calls = 0  # solver runs (cache hits not counted), for speed figures
+        self.vct_calls = 0  # likewise, the VCT solver's (the root's defence checks included)
 
     # ------------------------------------------------------------------ public API
     def search(self, boards: Sequence[GameLike], noise: bool | None = None, n_playout: int | None = None,
@@ -361,15 +379,25 @@ class BatchedMCTS:
             self._apply_vcf(cells, to_move, check, shapes, can_win, legal, root)  # changes both in place
         return can_win, legal
 
-    def _vcf(self, cells: np.ndarray, attacker: int) -> VcfResult:
+    def _vcf(self, cells: np.ndarray, attacker: int) -> ThreatResult:
         """The solver's answer for ``attacker`` to move in ``cells`` [size + 1], remembered."""
+        return self._solve(self.vcf_solver, self._vcf_cache, cells, attacker)
+
+    def _vct(self, cells: np.ndarray, attacker: int) -> ThreatResult:
+        """The VCT solver's answer, remembered (a VCF is a VCT: its win is taken first)."""
+        return self._solve(self.vct_solver, self._vct_cache, cells, attacker)
+
+    def _solve(self, solver, cache: dict, cells: np.ndarray, attacker: int) -> ThreatResult:
         key = cells.tobytes() + bytes((attacker,))
-        result = self._vcf_cache.get(key)
+        result = cache.get(key)
         if result is None:
-            if len(self._vcf_cache) >= VCF_CACHE_SIZE:
-                self._vcf_cache.clear()
-            self.vcf_calls += 1
-            result = self._vcf_cache[key] = self.vcf_solver.solve(cells, attacker)
+            if len(cache) >= VCF_CACHE_SIZE:
+                cache.clear()
+            if solver is self.vct_solver:
+                self.vct_calls += 1
+            else:
+                self.vcf_calls += 1
+            result = cache[key] = solver.solve(cells, attacker)
         return result
 
     def _apply_vcf(self, cells: np.ndarray, to_move: np.ndarray, rows: np.ndarray, shapes: LineShapes,
@@ -377,7 +405,8 @@ class BatchedMCTS:
         """The VCF rules for positions ``rows`` (their ``shapes``): mark those where the player to
         move has a VCF in ``can_win`` (at the root: search its first move only); at the root,
         restrict ``legal`` to the defences against the opponent's VCF. A VCF starts with a four,
-        so only a player with a three can have one."""
+        so only a player with a three can have one. With ``vct``, the root's rules take VCTs
+        (threes too) instead: our VCT is played, the opponent's is stopped."""
         for i in (shapes.my_three & ~can_win[rows]).nonzero()[0].tolist():
             row = rows[i]
             result = self._vcf(cells[row], int(to_move[row]))
@@ -388,11 +417,25 @@ class BatchedMCTS:
                     legal[row, result.move] = True
         if not root:
             return
+        if self.vct_solver is not None:
+            for row in rows[~can_win[rows]].tolist():
+                result = self._vct(cells[row], int(to_move[row]))
+                if result.win:
+                    can_win[row] = True
+                    legal[row] = False
+                    legal[row, result.move] = True
         # Not when we win, nor when they have a four (blocking it is already the only move).
-        threatening = shapes.their_three & ~can_win[rows] & ~shapes.their_fours.any(axis=1)
+        threatening = ~can_win[rows] & ~shapes.their_fours.any(axis=1)
+        if self.vct_solver is None:
+            threatening &= shapes.their_three
         for i in threatening.nonzero()[0].tolist():
             row = rows[i]
-            if not self._vcf(cells[row], FIRST + SECOND - int(to_move[row])).win:
+            opponent = FIRST + SECOND - int(to_move[row])
+            if self.vct_solver is None:
+                threat, solver, kind = self._vcf(cells[row], opponent), self.vcf_solver, "VCF"
+            else:
+                threat, solver, kind = self._vct(cells[row], opponent), self.vct_solver, "VCT"
+            if not threat.win:
                 continue
             key = cells[row].tobytes()
             stopping = self._defence_cache.get(key)
@@ -400,9 +443,10 @@ class BatchedMCTS:
                 if len(self._defence_cache) >= VCF_CACHE_SIZE:
                     self._defence_cache.clear()
                 moves = np.flatnonzero(legal[row])
-                stops = self.vcf_solver.defences(cells[row], int(to_move[row]), moves)
+                stops = solver.defences(cells[row], int(to_move[row]), moves)
+                self.vct_calls += len(moves) if solver is self.vct_solver else 0
                 stopping = self._defence_cache[key] = moves[stops]
-                log.debug("the opponent threatens a VCF: %d of %d moves stop it", stopping.size, moves.size)
+                log.debug("the opponent threatens a %s: %d of %d moves stop it", kind, stopping.size, moves.size)
             if stopping.size:
                 legal[row] = False
                 legal[row, stopping] = True

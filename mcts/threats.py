@@ -38,87 +38,75 @@ ZOBRIST_SEED = 20240914  # fixed: the transposition keys are the same in every p
 NO_MOVE = -1
 MIN_N_IN_ROW = 3  # below this a four is one stone or none: every position is a win in one or two
 
-# Window classes tracked in sets (from the attacker's point of view).
-_NONE, _ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR = 0, 1, 2, 3
+# Window classes tracked in sets (from the attacker's point of view): a window holding only one
+# colour's stones, ``n - k`` of them, is that colour's "k short" window (1: a four, 2: a three,
+# 3: a two; see mcts.geometry). The VCT solver (mcts.vct) also tracks the attacker's twos and the
+# defender's threes.
+_NONE, _ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR, _ATTACKER_TWO, _DEFENDER_THREE = range(6)
 
 
-class VcfStatus(enum.Enum):
-    WIN = "win"  # the attacker has a VCF; ``move`` starts it
-    NO_WIN = "no win"  # proved: no VCF
+class ThreatStatus(enum.Enum):
+    WIN = "win"  # the attacker has a forced win of the solver's kind; ``move`` starts it
+    NO_WIN = "no win"  # proved: no such win (the restricted threat tree is exhausted)
     UNKNOWN = "unknown"  # the node budget ran out first
 
 
 @dataclass(frozen=True)
-class VcfResult:
-    status: VcfStatus
-    move: int  # the first move of a winning line (a five, or a four), NO_MOVE unless WIN
-    nodes: int  # attacking moves tried
+class ThreatResult:
+    status: ThreatStatus
+    move: int  # the first move of a winning line (a five, a four or a three), NO_MOVE unless WIN
+    nodes: int  # moves tried
 
     @property
     def win(self) -> bool:
-        return self.status is VcfStatus.WIN
+        return self.status is ThreatStatus.WIN
 
 
-class _BudgetExhausted(Exception):
+VcfStatus, VcfResult = ThreatStatus, ThreatResult  # the names of the VCF solver's first version
+
+
+class BudgetExhausted(Exception):
     pass
 
 
-class VcfSolver:
-    """VCF searches on one board shape; one instance serves any number of positions."""
+class ThreatBoard:
+    """One position of a threat search on one board shape, kept incrementally: the cells, each
+    window's code (attacker stones + (n + 1) * defender stones) and the set of windows of each
+    tracked class (``sets[class]``), and a Zobrist key of the stones placed since ``load``.
+    ``wide`` also tracks the attacker's twos and the defender's threes (the VCT solver)."""
 
-    def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_MAX_NODES):
-        if max_nodes < 1:
-            raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
+    def __init__(self, geometry: Geometry, wide: bool = False):
         if geometry.n_in_row < MIN_N_IN_ROW:
-            raise ValueError(f"the VCF solver needs n_in_row >= {MIN_N_IN_ROW}, got {geometry.n_in_row}")
+            raise ValueError(f"the threat solvers need n_in_row >= {MIN_N_IN_ROW}, got {geometry.n_in_row}")
         self.geometry = geometry
-        self.max_nodes = max_nodes
-        self.n = geometry.n_in_row
+        self.n = n = geometry.n_in_row
         self.windows, self.through = geometry.window_lists()
         self._window_points = geometry.windows[:-1]
-        # A window's code is (attacker stones) + (n + 1) * (defender stones) in it; its class:
-        n = self.n
-        self._code_base = n + 1
-        classes = np.full(self._code_base ** 2, _NONE, dtype=np.int64)
+        self._code_base = base = n + 1
+        classes = np.full(base ** 2, _NONE, dtype=np.int64)
         classes[n - 2] = _ATTACKER_THREE
         classes[n - 1] = _ATTACKER_FOUR
-        classes[self._code_base * (n - 1)] = _DEFENDER_FOUR
+        classes[base * (n - 1)] = _DEFENDER_FOUR
+        self._tracked = (_ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR)
+        if wide:
+            classes[n - 3] = _ATTACKER_TWO  # n = 3: the empty windows
+            classes[base * (n - 2)] = _DEFENDER_THREE
+            self._tracked += (_ATTACKER_TWO, _DEFENDER_THREE)
         self._class_array, self._class = classes, classes.tolist()
         # Keys of the stones placed during a search (positions are told apart relative to the root).
         keys = np.random.default_rng(ZOBRIST_SEED).integers(0, 2**63, size=(3, geometry.size), dtype=np.int64)
         self._keys = keys.tolist()
         self._window_sum = [sum(w) for w in self.windows]  # to find a four's empty point
-        self._reset_state()
-
-    # ------------------------------------------------------------------ public API
-    def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> VcfResult:
-        """Whether ``attacker`` (1 or 2), to move in ``cells``, has a VCF."""
-        self.load(cells, attacker)
-        return self.solve_loaded(max_nodes)
-
-    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
-                 max_nodes: int | None = None) -> np.ndarray:
-        """For ``defender`` to move in ``cells``: which of ``moves`` (empty points that do not
-        complete a line) leave the opponent without a VCF, one bool per move. A move whose check
-        runs out of budget counts as a defence. One set-up for all the moves."""
-        self.load(cells, 3 - defender)
-        stops = np.zeros(len(moves), dtype=bool)
-        for i, move in enumerate(np.asarray(moves).tolist()):
-            self._place(move, defender)
-            stops[i] = self.solve_loaded(max_nodes).status is not VcfStatus.WIN
-            self._remove(move, defender)
-        return stops
-
-    # ------------------------------------------------------------------ position state
-    def _reset_state(self) -> None:
         self.cells: list[int] = []
         self.attacker = 1
-        self.code: list[int] = []  # per window, see __init__
-        self.sets: list[set[int]] = [set(), set(), set(), set()]  # windows per class (index 0 unused)
+        self.code: list[int] = []
+        self.sets: list[set[int]] = [set() for _ in range(len(self._tracked) + 1)]  # index 0 unused
         self.key = 0
+        self._nodes = self._budget = 0
+        self._vcf_refuted: set[int] = set()
 
     def load(self, cells: np.ndarray, attacker: int) -> None:
-        """Set up the position (vectorised counts); ``solve_loaded`` then searches it."""
+        """Set up the position (vectorised counts) for ``attacker`` (1 or 2)."""
         if attacker not in (1, 2):
             raise ValueError(f"attacker must be 1 or 2, got {attacker!r}")
         cells = np.asarray(cells)
@@ -129,20 +117,8 @@ class VcfSolver:
         self.attacker = attacker
         self.cells = cells.tolist()
         self.code = code.tolist()
-        self.sets = [set()] + [set(np.flatnonzero(classes == c).tolist())
-                               for c in (_ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR)]
+        self.sets = [set()] + [set(np.flatnonzero(classes == c).tolist()) for c in self._tracked]
         self.key = 0
-
-    def solve_loaded(self, max_nodes: int | None = None) -> VcfResult:
-        self._budget = self.max_nodes if max_nodes is None else max_nodes
-        self._nodes = 0
-        self._refuted: set[int] = set()
-        try:
-            move = self._attack()
-        except _BudgetExhausted:
-            return VcfResult(VcfStatus.UNKNOWN, NO_MOVE, self._nodes)
-        status = VcfStatus.NO_WIN if move == NO_MOVE else VcfStatus.WIN
-        return VcfResult(status, move, self._nodes)
 
     def _place(self, point: int, colour: int) -> None:
         self._update(point, 1 if colour == self.attacker else self._code_base)
@@ -171,22 +147,28 @@ class VcfSolver:
         cells = self.cells
         return self._window_sum[window] - sum(p for p in self.windows[window] if cells[p])
 
-    # ------------------------------------------------------------------ search
-    def _attack(self) -> int:
-        """The first move of a VCF for the attacker to move, or NO_MOVE."""
+    def _four_moves(self) -> dict[int, set[int]]:
+        """The attacker's four-making moves: each empty point of one of its threes, with the
+        winning points a stone there makes (two or more: a double four or an open four)."""
+        cells = self.cells
+        fives: dict[int, set[int]] = {}
+        for w in self.sets[_ATTACKER_THREE]:
+            first, second = [p for p in self.windows[w] if not cells[p]]
+            fives.setdefault(first, set()).add(second)
+            fives.setdefault(second, set()).add(first)
+        return fives
+
+
+    def _vcf(self) -> int:
+        """The first move of a VCF for the attacker to move, or NO_MOVE. Counts its nodes in
+        ``_nodes`` against ``_budget`` and remembers refuted positions in ``_vcf_refuted``."""
         sets = self.sets
         if sets[_ATTACKER_FOUR]:
             return min(self._empty_of_four(w) for w in sets[_ATTACKER_FOUR])
         threats = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
         if len(threats) > 1:
             return NO_MOVE  # two points to block and no five of our own
-        # Four-making moves: each empty point of one of our threes, with the winning point it makes.
-        cells = self.cells
-        fives: dict[int, set[int]] = {}
-        for w in sets[_ATTACKER_THREE]:
-            first, second = [p for p in self.windows[w] if not cells[p]]
-            fives.setdefault(first, set()).add(second)
-            fives.setdefault(second, set()).add(first)
+        fives = self._four_moves()
         if threats:
             (block,) = threats
             fives = {block: fives[block]} if block in fives else {}
@@ -203,18 +185,60 @@ class VcfSolver:
             self._nodes += 1
             if self._nodes > self._budget:
                 self._nodes -= 1
-                raise _BudgetExhausted
+                raise BudgetExhausted
             self._place(move, attacker)
             self._place(reply, defender)
             won = False
             try:
-                if self.key not in self._refuted:
-                    won = self._attack() != NO_MOVE
+                if self.key not in self._vcf_refuted:
+                    won = self._vcf() != NO_MOVE
                     if not won:
-                        self._refuted.add(self.key)
+                        self._vcf_refuted.add(self.key)
             finally:  # also when the budget runs out: the loaded position stays intact
                 self._remove(reply, defender)
                 self._remove(move, attacker)
             if won:
                 return move
         return NO_MOVE
+
+
+class VcfSolver(ThreatBoard):
+    """VCF searches on one board shape; one instance serves any number of positions."""
+
+    def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_MAX_NODES):
+        if max_nodes < 1:
+            raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
+        super().__init__(geometry)
+        self.max_nodes = max_nodes
+
+    # ------------------------------------------------------------------ public API
+    def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
+        """Whether ``attacker`` (1 or 2), to move in ``cells``, has a VCF."""
+        self.load(cells, attacker)
+        return self.solve_loaded(max_nodes)
+
+    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
+                 max_nodes: int | None = None) -> np.ndarray:
+        """For ``defender`` to move in ``cells``: which of ``moves`` (empty points that do not
+        complete a line) leave the opponent without a VCF, one bool per move. A move whose check
+        runs out of budget counts as a defence. One set-up for all the moves."""
+        self.load(cells, 3 - defender)
+        stops = np.zeros(len(moves), dtype=bool)
+        for i, move in enumerate(np.asarray(moves).tolist()):
+            self._place(move, defender)
+            stops[i] = self.solve_loaded(max_nodes).status is not ThreatStatus.WIN
+            self._remove(move, defender)
+        return stops
+
+    def solve_loaded(self, max_nodes: int | None = None) -> ThreatResult:
+        """Search the position set up by ``load`` (left as it was)."""
+        self._budget = self.max_nodes if max_nodes is None else max_nodes
+        self._nodes = 0
+        self._vcf_refuted: set[int] = set()
+        try:
+            move = self._vcf()
+        except BudgetExhausted:
+            return ThreatResult(ThreatStatus.UNKNOWN, NO_MOVE, self._nodes)
+        status = ThreatStatus.NO_WIN if move == NO_MOVE else ThreatStatus.WIN
+        return ThreatResult(status, move, self._nodes)
+

@@ -1,4 +1,4 @@
-"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray]"""
+"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray] [--vct [--model PATH]]"""
 
 from __future__ import annotations
 
@@ -28,8 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray", action=argparse.BooleanOptionalAction, default=None,
                         help="also time self-play on Ray actors beside the process pool, same config "
                              "(default: on, off with --quick; needs pip install -e \".[ray]\")")
+    parser.add_argument("--vct", action="store_true",
+                        help="only the VCT solver's figures: per call at several budgets, per move, per self-play position")
+    parser.add_argument("--model", default=None, help="with --vct: also time moves with this model's net")
     args = parser.parse_args(argv)
-    from gomoku.training.bench import BenchSettings, machine, run_all, run_search
+    from gomoku.training.bench import BenchSettings, machine, run_all, run_search, run_vct
     from nets import default_device
 
     args.device = args.device or str(default_device())
@@ -40,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device, ray=ray)
     if args.search:
         results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
+    elif args.vct:
+        results = run_vct(settings, model=args.model)
     else:
         results = run_all(settings, variants=args.variants)
     if args.json:

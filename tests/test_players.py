@@ -127,7 +127,7 @@ def test_minimax_rejects_bad_depths():
     for depth in [0, -1, 1.5, True, MAX_MINIMAX_DEPTH + 1]:
         with pytest.raises(ValueError):
             MinimaxPlayer(depth)
-    with pytest.raises(ValueError, match=f"minimax depth must be an integer from 1 to {MAX_MINIMAX_DEPTH}, got 50"):
+    with pytest.raises(ValueError, match=f"DEPTH must be from 1 to {MAX_MINIMAX_DEPTH}, got 50"):
         make_player("minimax:50")  # it searched for ever (issue 28)
     for seconds in [0, -1, float("nan"), float("inf")]:
         with pytest.raises(ValueError, match="seconds"):
@@ -211,10 +211,11 @@ def fake_ai(monkeypatch):
     class AlphaZeroPlayer:
         @classmethod
         def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True,
-                            vcf=True, threads=1):
+                            vcf=True, threads=1, vct=True):
             calls.append(("az", path, n_playout, seed) + (() if seconds is None else (f"{seconds:g} s",))
                          + (() if forced_moves else ("no forced moves",))
-                         + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",)))
+                         + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",))
+                         + (() if vct else ("no vct",)))
             return cls()
 
     module = types.ModuleType("gomoku.players.search")

@@ -14,6 +14,7 @@ import pytest
 
 from gomoku import Board
 from gomoku.players import HeuristicPlayer, MinimaxPlayer, format_point
+from gomoku.players.alphabeta import AlphaBetaPlayer
 from gomoku.web import ExportError, export_site
 from gomoku.web.export import STATIC_FILES
 from mcts import BatchedMCTS, SearchConfig
@@ -320,12 +321,12 @@ def test_page_search_takes_the_win_and_blocks_with_the_net(site):
 def test_page_players_choose_the_python_players_moves(site):
     positions = [[], [40], OWN_VCF, THEIR_VCF, MUST_BLOCK, MIDGAME] + random_positions(8, seed=11, max_moves=30)
     jobs = [{"kind": kind, "depth": depth, "moves": moves}
-            for moves in positions for kind, depth in (("heuristic", 0), ("minimax", 2))]
+            for moves in positions for kind, depth in (("heuristic", 0), ("minimax", 2), ("ab", 1), ("ab", 3))]
     answer = run_node(site, {"players": jobs})["players"]
     for job, move in zip(jobs, answer):
         board = Board.from_moves(job["moves"])
-        player = HeuristicPlayer() if job["kind"] == "heuristic" else MinimaxPlayer(job["depth"])
-        assert move == player.get_action(board), job
+        makers = {"heuristic": lambda _: HeuristicPlayer(), "minimax": MinimaxPlayer, "ab": AlphaBetaPlayer}
+        assert move == makers[job["kind"]](job["depth"]).get_action(board), job
 
 
 @needs_node

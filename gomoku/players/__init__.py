@@ -1,6 +1,7 @@
 """Players: anything that picks a move for a Board, and ``make_player`` to build one from a spec.
 
 - ``classical``: random, heuristic (one-ply window scores), minimax (alpha-beta), human (terminal);
+- ``alphabeta``: the ab yardstick (alpha-beta, threat extensions, threat solvers);
 - ``search``: pure MCTS and the AlphaZero player, both on the array-based search of ``mcts``.
 
 May import ``gomoku.game`` and ``mcts``; ``search`` loads ``nets`` (torch) only for the az player.
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from gomoku.players.classical import (COLUMN_LETTERS, HeuristicPlayer, HumanPlayer, MinimaxPlayer, Player,
-                                      RandomPlayer, format_point, parse_point, winning_points)
+from gomoku.players.classical import (COLUMN_LETTERS, MAX_MINIMAX_DEPTH, HeuristicPlayer, HumanPlayer, MinimaxPlayer,
+                                      Player, RandomPlayer, format_point, parse_point, winning_points)
+from gomoku.players.external import DEFAULT_TURN_MS
 
 SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
 SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
@@ -29,6 +34,8 @@ PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
   heuristic                one-ply window heuristic (takes wins, blocks fours)
   minimax:DEPTH            alpha-beta search, DEPTH 1 to 8 plies (3: milliseconds a move, 6: about a second)
+  ab:DEPTH                 alpha-beta with threat extensions and the VCF solver, DEPTH >= 1 plies
+                           (the classical yardstick, docs/ladder.md; a node budget bounds every depth)
   pure:PLAYOUTS            pure MCTS with random rollouts
   pure:TIME                pure MCTS for TIME a move (e.g. 1s, 500ms; no playout cap)
   az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
@@ -38,6 +45,28 @@ PLAYER_SPECS_HELP = """\
 
 
 # ---------------------------------------------------------------------------- specs
+TIME_UNITS = {"ms": 0.001, "s": 1.0}
+_TIME = re.compile(r"(\d+(?:\.\d+)?)(ms|s)")
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A player spec, parsed (``parse_spec``): what ``make_player`` builds, nothing loaded yet."""
+
+    kind: str  # random, heuristic, minimax, ab, pure, az, pbrain, human
+    depth: int | None = None  # minimax, ab: plies
+    playouts: int | None = None  # pure, az: playouts a move (None: search for ``seconds``)
+    seconds: float | None = None  # pure, az: time a move instead of playouts
+    path: str | None = None  # az: the model file; pbrain: the engine
+    turn_ms: int | None = None  # pbrain: the engine's turn time
+
+    @property
+    def timed(self) -> bool:
+        """Plays under a clock (a search for a time, an external engine): its games differ from
+        run to run."""
+        return self.kind == "pbrain" or self.seconds is not None
+
+
 def _bad_spec(spec: str, reason: str = "") -> ValueError:
     detail = f" ({reason})" if reason else ""
     return ValueError(f"bad player spec {spec!r}{detail}; valid forms:\n{PLAYER_SPECS_HELP}")
@@ -47,10 +76,6 @@ def _positive_int(text: str, spec: str, what: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise _bad_spec(spec, f"{what} must be a positive integer, got {text!r}")
     return int(text)
-
-
-TIME_UNITS = {"ms": 0.001, "s": 1.0}
-_TIME = re.compile(r"(\d+(?:\.\d+)?)(ms|s)")
 
 
 def _amount(text: str, spec: str) -> tuple[int | None, float | None]:
@@ -64,74 +89,90 @@ def _amount(text: str, spec: str) -> tuple[int | None, float | None]:
     return _positive_int(text, spec, "PLAYOUTS"), None
 
 
-def is_timed(spec: str) -> bool:
-    """Whether a spec plays under a clock (a search for a time, an external engine): its games
-    then differ from run to run."""
-    kind, _, rest = spec.strip().partition(":")
-    return kind == "pbrain" or (kind in ("pure", "az") and _TIME.fullmatch(rest.rpartition(":")[2]) is not None)
-
-
-def validate_spec(spec: str) -> None:
-    """Raise the ValueError that ``make_player`` raises for a malformed ``spec``, without building
-    the player (no search, no model file read): for checking specs in a config up front."""
+def parse_spec(spec: str) -> PlayerSpec:
+    """The one parser of player specs (PLAYER_SPECS_HELP): a ValueError naming the valid forms for
+    a malformed one. Reads no file and builds nothing, so configs check their specs up front."""
     kind, _, rest = spec.strip().partition(":")
     if kind in ("random", "heuristic", "human") and not rest:
-        return
-    if kind == "minimax":
-        _positive_int(rest, spec, "DEPTH")
-    elif kind == "pure":
-        _positive_int(rest, spec, "PLAYOUTS")
-    elif kind == "az":
-        path, sep, playouts_text = rest.rpartition(":")
-        if not sep or not path:
-            raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS")
-        _positive_int(playouts_text, spec, "PLAYOUTS")
-    else:
-        raise _bad_spec(spec)
-
-
-def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
-                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1) -> Player:
-    """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
-
-    ``seconds`` caps the thinking time per move of the search players (pure, az) and minimax;
-    the others ignore it. ``leaves_per_step`` > 1 lets the az player evaluate that many leaves per network
-    call (virtual loss): faster, and a slightly different search. ``forced_moves=False`` turns off
-    the az player's exact forced-move rules (take a five, block a four; see ``mcts.search``), and
-    with them its VCF rules; ``vcf=False`` turns off only those (play and stop wins by continuous
-    fours). ``threads``: the az player's onnxruntime threads (1 where several players share the cores).
-    """
-    kind, _, rest = spec.strip().partition(":")
-    if kind == "random" and not rest:
-        return RandomPlayer(np.random.default_rng(seed))
-    if kind == "heuristic" and not rest:
-        return HeuristicPlayer(None if seed is None else np.random.default_rng(seed))
-    if kind == "minimax":
+        return PlayerSpec(kind)
+    if kind in ("minimax", "ab"):
         depth = _positive_int(rest, spec, "DEPTH")
-        return MinimaxPlayer(depth, None if seed is None else np.random.default_rng(seed), seconds=seconds)
-    if kind == "human" and not rest:
-        return HumanPlayer()
+        if kind == "minimax" and depth > MAX_MINIMAX_DEPTH:
+            raise _bad_spec(spec, f"DEPTH must be from 1 to {MAX_MINIMAX_DEPTH}, got {depth}")
+        return PlayerSpec(kind, depth=depth)
     if kind == "pure":
-        playouts, spec_seconds = _amount(rest, spec)
-        from gomoku.players.search import PureMCTSPlayer  # lazy: keeps search code out of light imports
-        return PureMCTSPlayer(n_playout=playouts, seed=seed, seconds=spec_seconds or seconds)
+        playouts, seconds = _amount(rest, spec)
+        return PlayerSpec(kind, playouts=playouts, seconds=seconds)
     if kind == "az":
-        path, sep, playouts_text = rest.rpartition(":")
+        path, sep, amount = rest.rpartition(":")
         if not sep or not path:
             raise _bad_spec(spec, "expected az:CHECKPOINT:PLAYOUTS or az:CHECKPOINT:TIME")
-        playouts, spec_seconds = _amount(playouts_text, spec)
-        from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
-        return AlphaZeroPlayer.from_checkpoint(path, n_playout=playouts, seed=seed, seconds=spec_seconds or seconds,
-                                               leaves_per_step=leaves_per_step, forced_moves=forced_moves,
-                                               vcf=vcf, threads=threads)
+        playouts, seconds = _amount(amount, spec)
+        return PlayerSpec(kind, playouts=playouts, seconds=seconds, path=path)
     if kind == "pbrain":
-        from gomoku.players.external import parse_pbrain_spec  # lazy: subprocess plumbing
-
-        return parse_pbrain_spec(rest, spec, _bad_spec)
+        path, sep, turn = rest.rpartition(":")
+        if not sep or not turn.isdigit():  # no :MS (a path may hold colons of its own)
+            path, turn = rest, str(DEFAULT_TURN_MS)
+        if not path:
+            raise _bad_spec(spec, "expected pbrain:PATH[:MS]")
+        if int(turn) < 1:
+            raise _bad_spec(spec, f"the turn time must be at least 1 ms, got {turn!r}")
+        return PlayerSpec(kind, path=path, turn_ms=int(turn))
     raise _bad_spec(spec)
 
 
+def validate_spec(spec: str) -> PlayerSpec:
+    """``parse_spec``, named for what callers use it for: checking a spec without building it."""
+    return parse_spec(spec)
+
+
+def is_timed(spec: str) -> bool:
+    """Whether ``spec`` plays under a clock (see ``PlayerSpec.timed``)."""
+    return parse_spec(spec).timed
+
+
+def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
+                leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1,
+                vct: bool = True) -> Player:
+    """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
+
+    ``seconds`` caps the thinking time per move of the search players (pure, az) and minimax;
+    the others ignore it (a spec's own time, ``az:PATH:1s``, comes first). ``leaves_per_step`` > 1
+    lets the az player evaluate that many leaves per network call (virtual loss): faster, and a
+    slightly different search. ``forced_moves=False`` turns off the az player's exact forced-move
+    rules (take a five, block a four; see ``mcts.search``), and with them its VCF rules;
+    ``vcf=False`` turns off only those (play and stop wins by continuous fours), ``vct=False``
+    only the root's VCT rules (play and stop wins by fours and threes). ``threads``: the az
+    player's onnxruntime threads (1 where several players share the cores).
+    """
+    parsed = parse_spec(spec)
+    rng = None if seed is None else np.random.default_rng(seed)
+    if parsed.kind == "random":
+        return RandomPlayer(np.random.default_rng(seed))
+    if parsed.kind == "heuristic":
+        return HeuristicPlayer(rng)
+    if parsed.kind == "human":
+        return HumanPlayer()
+    if parsed.kind == "minimax":
+        return MinimaxPlayer(parsed.depth, rng, seconds=seconds)
+    if parsed.kind == "ab":
+        from gomoku.players.alphabeta import AlphaBetaPlayer  # lazy: only the ab player needs it
+        return AlphaBetaPlayer(parsed.depth, rng)
+    if parsed.kind == "pure":
+        from gomoku.players.search import PureMCTSPlayer  # lazy: keeps search code out of light imports
+        return PureMCTSPlayer(n_playout=parsed.playouts, seed=seed, seconds=parsed.seconds or seconds)
+    if parsed.kind == "az":
+        from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
+        return AlphaZeroPlayer.from_checkpoint(parsed.path, n_playout=parsed.playouts, seed=seed,
+                                               seconds=parsed.seconds or seconds, leaves_per_step=leaves_per_step,
+                                               forced_moves=forced_moves, vcf=vcf, threads=threads, vct=vct)
+    from gomoku.players.external import PbrainPlayer  # pbrain; lazy: subprocess plumbing
+    if not Path(parsed.path).is_file() and shutil.which(parsed.path) is None:
+        raise _bad_spec(spec, f"no engine at {parsed.path!r}")
+    return PbrainPlayer(parsed.path, parsed.turn_ms)
+
+
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
-           "WINDOW_THREADS", "HeuristicPlayer", "is_timed",
+           "WINDOW_THREADS", "HeuristicPlayer", "PlayerSpec", "is_timed", "parse_spec",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "format_point", "make_player", "parse_point",
            "validate_spec", "winning_points"]

@@ -17,13 +17,11 @@ import collections
 import logging
 import queue
 import re
-import shutil
 import subprocess
 import sys
 import threading
 import time
 import weakref
-from pathlib import Path
 
 from gomoku.game.forfeit import Forfeit, ForfeitReason
 from gomoku.game.board import EMPTY, Board
@@ -31,7 +29,7 @@ from gomoku.players.classical import Player
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TURN_MS = 1000
+DEFAULT_TURN_MS = 1000  # a turn when none is given (the spec pbrain:PATH, too)
 START_TIMEOUT = 60.0  # seconds an engine may take to answer START (loading a net on a busy machine)
 LATE_GRACE = 0.1  # seconds past the turn time an answer still counts (pipes, a shared machine's scheduler)
 SILENT_WAIT = 1.0  # seconds more to wait for a late answer before calling the engine silent
@@ -42,21 +40,6 @@ GAME_TYPE_AI = 1  # INFO game_type: the opponent is another engine
 _MOVE = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
 _CHATTER = ("MESSAGE", "DEBUG", "SUGGEST")  # lines an engine may send besides its answer
 _PLAYOUTS = re.compile(r"(\d+) playouts")  # "MESSAGE ... N playouts ..." (gomoku-zero's --report)
-
-
-def parse_pbrain_spec(rest: str, spec: str, bad_spec) -> "PbrainPlayer":
-    """The player of ``pbrain:PATH[:MS]`` (``rest`` = ``PATH[:MS]``); ``bad_spec(spec, reason)``
-    makes the ValueError for a bad spec."""
-    path, sep, turn = rest.rpartition(":")
-    if not sep or not turn.isdigit():
-        path, turn = rest, str(DEFAULT_TURN_MS)
-    if not path:
-        raise bad_spec(spec, "expected pbrain:PATH[:MS]")
-    if int(turn) < 1:
-        raise bad_spec(spec, f"the turn time must be at least 1 ms, got {turn!r}")
-    if not Path(path).is_file() and shutil.which(path) is None:
-        raise bad_spec(spec, f"no engine at {path!r}")
-    return PbrainPlayer(path, int(turn))
 
 
 def engine_command(path: str) -> list[str]:

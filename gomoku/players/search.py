@@ -17,7 +17,7 @@ from gomoku.game.board import Board
 from gomoku.players.classical import Player
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, UniformEvaluator
 from mcts.evaluators import CachedEvaluator
-from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES
+from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
 
 log = logging.getLogger(__name__)
 
@@ -192,19 +192,22 @@ class AlphaZeroPlayer(SearchPlayer):
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
     a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
     win by continuous fours is valued as won and played, and at the root the opponent's is
-    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call). ``cache_entries``
-    > 0 puts a ``CachedEvaluator`` of that size in front of the evaluator (a position met again,
-    in this search or an earlier one of the game, costs no net call; the answers are the same)."""
+    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
+    on, only together with ``vcf``) does the same at the root for wins by continuous threats (fours
+    and threes, ``mcts.vct``, ``vct_nodes`` per call). ``cache_entries`` > 0 puts a
+    ``CachedEvaluator`` of that size in front of the evaluator (a position met again, in this
+    search or an earlier one of the game, costs no net call; the answers are the same)."""
 
     def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
                  forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
-                 cache_entries: int = 0):
+                 vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0):
         if cache_entries:
             evaluator = CachedEvaluator(evaluator, cache_entries)
         config = SearchConfig(n_playout=n_playout or 1, c_puct=c_puct, noise=False, reuse_tree=True,
                               leaves_per_step=leaves_per_step, forced_moves=forced_moves,
-                              vcf=vcf and forced_moves, vcf_nodes=vcf_nodes)
+                              vcf=vcf and forced_moves, vcf_nodes=vcf_nodes,
+                              vct=vct and vcf and forced_moves, vct_nodes=vct_nodes)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         self.n_in_row: int | None = None  # likewise: the rule it was trained for

@@ -207,6 +207,75 @@ def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, e
             "vcf_calls_per_move": calls[True] / len(boards), "vcf_moves_measured": len(boards)}
 
 
+def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes: int | None = None) -> dict:
+    """Milliseconds per VCT solver call (mcts.vct, ``max_nodes`` or the search's default budget)
+    on ``positions`` (default ``_game_positions``), each side attacking, as ``bench_vcf``; with
+    how many calls proved a win, proved none, or ran out of budget."""
+    from mcts.geometry import Geometry
+    from mcts.threats import ThreatStatus
+    from mcts.vct import DEFAULT_VCT_NODES, VctSolver
+
+    solver = VctSolver(Geometry(9, 9, 5), max_nodes or DEFAULT_VCT_NODES)
+    times, nodes, statuses = [], [], {status: 0 for status in ThreatStatus}
+    for board in positions if positions is not None else _game_positions(s):
+        cells = np.zeros(board.size + 1, dtype=np.int8)
+        for point, player in board.states.items():
+            cells[point] = player
+        for attacker in (1, 2):
+            start = time.perf_counter()
+            result = solver.solve(cells, attacker)
+            times.append(time.perf_counter() - start)
+            nodes.append(result.nodes)
+            statuses[result.status] += 1
+    return {"vct_ms_per_call": 1e3 * statistics.median(times), "vct_ms_per_call_mean": 1e3 * statistics.mean(times),
+            "vct_ms_per_call_max": 1e3 * max(times), "vct_nodes_per_call": statistics.median(nodes),
+            "vct_calls_measured": len(times), "vct_budget": solver.max_nodes,
+            "vct_wins": statuses[ThreatStatus.WIN], "vct_no_wins": statuses[ThreatStatus.NO_WIN],
+            "vct_unknown": statuses[ThreatStatus.UNKNOWN]}
+
+
+def bench_vct_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4,
+                       evaluator=None) -> dict:
+    """What the root's VCT rules cost the az player per move: the mean time of a ``az_playouts``
+    search with and without them (forced moves and VCF on in both), on every ``every``-th of
+    ``positions`` (``evaluator``: default an untrained net, ``_az_evaluator``)."""
+    from mcts.search import BatchedMCTS, SearchConfig
+
+    evaluator = evaluator or _az_evaluator(s)
+    boards = (positions if positions is not None else _game_positions(s))[::every]
+    seconds, calls = {}, {}
+    for vct in (True, False):
+        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, vcf=True, vct=vct)
+        search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
+        start = time.perf_counter()
+        for board in boards:
+            search.reset()
+            search.search([board])
+        seconds[vct] = (time.perf_counter() - start) / len(boards)
+        calls[vct] = search.vct_calls
+    return {"move_ms_vct": 1e3 * seconds[True], "move_ms_no_vct": 1e3 * seconds[False],
+            "vct_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
+            "vct_calls_per_move": calls[True] / len(boards), "vct_moves_measured": len(boards)}
+
+
+def bench_vct_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
+    """Self-play positions per second in one process (``selfplay.parallel_games`` games at once,
+    an untrained net), with and without ``search.vct``: what the VCT rules cost a self-play position."""
+    from dataclasses import replace
+
+    config = config or Config()
+    rates = {}
+    for vct in (True, False):
+        search = replace(config.search, vct=vct)
+        runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, search,
+                                config.selfplay.parallel_games, np.random.default_rng(0))
+        start = time.perf_counter()
+        runner.play(s.selfplay_games)
+        rates[vct] = runner.moves_played / (time.perf_counter() - start)
+    return {"selfplay_positions_per_s_vct": rates[True], "selfplay_positions_per_s_no_vct": rates[False],
+            "selfplay_vct_cost": rates[False] / rates[True]}
+
+
 def _timed_selfplay(pool, weights, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:
     """(moves, seconds) of ``s.repeats`` rounds of self-play tasks, one per worker, on a pool
     (``WorkerPool`` or ``RayPool``), with the same seeds whatever the pool."""
@@ -325,6 +394,39 @@ def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
     return out
 
 
+VCT_BUDGETS = (250, 1000, 4000)  # node budgets compared by ``run_vct``
+
+
+def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None = None) -> dict:
+    """Only the VCT figures (``scripts/bench.py --vct``): per call at each budget, per move and per
+    self-play position at the default budget; per move also with the net of ``model`` (a path),
+    whose searches meet the threats of real play."""
+    torch.set_num_threads(1)
+    results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
+    positions = _game_positions(s)
+    for budget in budgets:
+        figures = bench_vct(s, positions, budget)
+        results[f"vct_budget_{budget}"] = figures
+        log(f"VCT budget {budget:6d}: {figures['vct_ms_per_call']:8.2f} ms/call median, "
+            f"{figures['vct_ms_per_call_mean']:8.2f} mean, {figures['vct_ms_per_call_max']:8.1f} max; "
+            f"{figures['vct_wins']} wins, {figures['vct_no_wins']} none, {figures['vct_unknown']} unknown "
+            f"of {figures['vct_calls_measured']}")
+    evaluators = {"untrained net": None}
+    if model:
+        from gomoku.players.search import AlphaZeroPlayer as Player
+
+        evaluators[model] = Player.from_checkpoint(model).evaluator
+    for name, evaluator in evaluators.items():
+        figures = bench_vct_per_move(s, positions, evaluator=evaluator)
+        results[f"per_move {name}"] = figures
+        log(f"per move, {name}: {figures['move_ms_vct']:.0f} ms with VCT, {figures['move_ms_no_vct']:.0f} ms "
+            f"without, {figures['vct_calls_per_move']:.1f} VCT calls a move ({figures['vct_moves_measured']} moves)")
+    results.update(bench_vct_selfplay(s))
+    log(f"self-play, in process: {results['selfplay_positions_per_s_vct']:.2f} positions/s with VCT, "
+        f"{results['selfplay_positions_per_s_no_vct']:.2f} without ({results['selfplay_vct_cost']:.2f}x)")
+    return results
+
+
 def machine() -> dict:
     return {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(),
             "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
@@ -395,11 +497,17 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
     positions = _game_positions(s)
     results.update(bench_vcf(s, positions))
     results.update(bench_vcf_per_move(s, positions))
+    results.update(bench_vct(s, positions))
+    results.update(bench_vct_per_move(s, positions))
     for key in ("vcf_ms_per_call", "vcf_ms_per_call_mean", "move_ms_vcf", "move_ms_no_vcf", "vcf_ms_per_move",
-                "vcf_calls_per_move"):
+                "vcf_calls_per_move", "vct_ms_per_call", "vct_ms_per_call_mean", "vct_ms_per_call_max",
+                "move_ms_vct", "move_ms_no_vct", "vct_ms_per_move", "vct_calls_per_move"):
         log(f"{key:36s} {results[key]:12.4g}")
     results.update(bench_selfplay(s))
     log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")
+    results.update(bench_vct_selfplay(s))
+    for key in ("selfplay_positions_per_s_vct", "selfplay_positions_per_s_no_vct", "selfplay_vct_cost"):
+        log(f"{key:36s} {results[key]:12.4g}")
     log(f"{'selfplay_playouts_per_s':36s} {results['selfplay_playouts_per_s']:12.4g}")
     if s.ray and ray_available():  # right after the pool, same config: the two figures side by side
         results.update(bench_selfplay_ray(s))

@@ -87,6 +87,8 @@ class SearchSection:
     forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
     vcf: bool = True  # with forced_moves: VCF wins valued exactly, the root defends (mcts/search.py)
     vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
+    vct: bool = False  # with vcf: the root plays its VCT win and stops the opponent's (mcts/vct.py)
+    vct_nodes: int = 1000  # the VCT solver's node budget per call (docs/threats.md)
 
     def validate(self, prefix: str) -> None:
         _check_range(self.n_playout, 2, MAX_PLAYOUTS, f"{prefix}.n_playout")
@@ -97,6 +99,7 @@ class SearchSection:
         _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
         _check_range(self.leaves_per_step, 1, self.n_playout, f"{prefix}.leaves_per_step")
         _check_range(self.vcf_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vcf_nodes")
+        _check_range(self.vct_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vct_nodes")
         # One playout only expands the root: no move gets a visit to choose it by.
         _check(self.fast_playouts == 0 or 2 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts",
                f"must be 0 (off) or in 2..n_playout - 1 (one playout visits no move), got {self.fast_playouts}")
@@ -172,7 +175,7 @@ class TrainSection:
         _check_range(self.sample_reuse, 0, 1000, f"{prefix}.sample_reuse")
 
 
-EVAL_OPPONENT_KINDS = ("random", "heuristic", "minimax", "pure")  # the players an evaluation can build
+EVAL_OPPONENT_KINDS = ("random", "heuristic", "minimax", "ab", "pure")  # the players an evaluation can build
 
 
 @dataclass
@@ -205,7 +208,7 @@ class EvalSection:
         for i, spec in enumerate(self.opponents):
             key = f"{prefix}.opponents[{i}]"
             kind = spec.partition(":")[0]
-            _check(kind in EVAL_OPPONENT_KINDS, key, f"{spec!r}: expected random, heuristic, minimax:DEPTH or "
+            _check(kind in EVAL_OPPONENT_KINDS, key, f"{spec!r}: expected random, heuristic, minimax:DEPTH, ab:DEPTH or "
                                                      f"pure:PLAYOUTS")
             try:
                 validate_spec(spec)

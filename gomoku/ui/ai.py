@@ -50,6 +50,7 @@ AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
   pure:PLAYOUTS            pure MCTS with random rollouts (pure:3000)
   minimax:DEPTH            alpha-beta to DEPTH plies, 1 to 8 (minimax:3: milliseconds a move)
+  ab:DEPTH                 alpha-beta with threat extensions and the VCF solver (ab:1 to ab:4)
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves"""
 
@@ -170,6 +171,8 @@ def describe_spec(spec: str) -> str:
         return "pure MCTS"
     if kind == "minimax":
         return f"minimax, depth {rest}"
+    if kind == "ab":
+        return f"alpha-beta, depth {rest}"
     return spec
 
 

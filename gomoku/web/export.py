@@ -16,7 +16,7 @@ from pathlib import Path
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = ("index.html", "style.css", "game.js", "net.js", "search.js", "threats.js", "players.js",
-                "worker.js", "app.js")
+                "alphabeta.js", "worker.js", "app.js")
 WEB_FORMAT = "gomoku-zero-web/1"
 SUPPORTED_ARCH = "conv3"
 SUPPORTED_SIZE = (9, 9)  # the page's board; n_in_row is 5

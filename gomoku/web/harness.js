@@ -16,7 +16,7 @@ const fs = require("fs");
 const path = require("path");
 
 const site = process.argv[2];
-for (const name of ["game.js", "net.js", "threats.js", "search.js", "players.js"]) {
+for (const name of ["game.js", "net.js", "threats.js", "search.js", "players.js", "alphabeta.js"]) {
   require(path.resolve(site, name));
 }
 const G = globalThis.Gomoku;

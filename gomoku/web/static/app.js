@@ -97,6 +97,7 @@
   function playerLabel(p) {
     if (p.kind === "az") return `AlphaZero, ${p.playouts} playouts${p.vcf ? ", VCF" : ""}`;
     if (p.kind === "minimax") return `minimax depth ${p.depth}`;
+    if (p.kind === "ab") return `alpha-beta depth ${p.depth}`;
     return p.kind;
   }
 

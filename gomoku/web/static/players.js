@@ -261,6 +261,7 @@
     if (kind === "random") return new RandomPlayer();
     if (kind === "heuristic") return new HeuristicPlayer();
     if (kind === "minimax") return new MinimaxPlayer(depth);
+    if (kind === "ab") return new G.AlphaBetaPlayer(depth);  // alphabeta.js
     throw new Error(`unknown player ${kind}`);
   }
 

@@ -3,10 +3,10 @@
 //   {type: "init"}                                  -> {type: "ready", model} | {type: "error"}
 //   {type: "move", id, moves, player}               -> {type: "progress", id, value, playouts}...,
 //                                                      then {type: "result", id, move, value, ms, ...}
-//      player: {kind: "az", playouts, vcf} | {kind: "minimax", depth} | {kind: "heuristic"} | {kind: "random"}
+//      player: {kind: "az", playouts, vcf} | {kind: "minimax" or "ab", depth} | {kind: "heuristic"} | {kind: "random"}
 //   {type: "evaluate", id, moves}                   -> {type: "evaluation", id, value} (the net alone)
 // Values are for the player to move in the position sent.
-importScripts("game.js", "net.js", "threats.js", "search.js", "players.js");
+importScripts("game.js", "net.js", "threats.js", "search.js", "players.js", "alphabeta.js");
 
 const G = self.Gomoku;
 let net = null;

@@ -1,0 +1,284 @@
+"""An exact, bounded VCT solver: can the player to move win by making fours and threes only?
+
+VCT (victory by continuous threats), freestyle rules (five or more in a row wins), in the terms
+of ``mcts.geometry`` (a *five point* of a colour: an empty point where its stone completes a
+line):
+- the attacker to move wins at once when it has a five point;
+- otherwise, when the defender has a five point, the attacker must take it (two different ones
+  cannot both be taken: no VCT), and that block must itself be a threat (below);
+- a *threat* is an attacking move judged by the position after it: a **four** leaves the attacker
+  one five point (the defender's reply is forced: take it), a **double** leaves two or more (an
+  open four or a double four: the defender, without a five point of its own, cannot stop both:
+  the attack wins), a **three** leaves none but a *three point*: an empty point where the
+  attacker's next stone would make a double (an open four or a double four);
+- the defender answers a three with every reply that does not lose at once. A reply loses at
+  once when it neither makes a four of the defender's (a *counter-four*: the attacker must then
+  take its five point, with a threat) nor leaves the attacker without three points (then the
+  attacker makes a double and wins). So the replies are: every *defence* (a point after which
+  the attacker has no three point left) and every counter-four. The attack succeeds when it
+  wins against each of them;
+- every other move of the attacker (no four, no three) ends the attack.
+A VCF is a VCT with no three. NO_WIN means the restricted tree (attacker: threats only) is
+exhausted: there is no VCT, which does not mean there is no win at all.
+
+The defences are exact, not patterns: with ``fives[p]`` the five points the attacker's stone at
+``p`` would make (from its windows one stone short of a four), the three points are the ``p`` with
+two or more; a defender's stone at ``r`` removes the windows through ``r``, so ``r`` stops three
+point ``p`` exactly when ``r == p`` or fewer than two of ``fives[p]`` remain once ``r`` is taken
+out. A defence stops every three point.
+
+Search: the VCF solver (``mcts.threats``) first, as the fast check; then depth first with
+iterative deepening on the number of threes in a line (fours cost nothing: their reply is
+forced), the attacker's fours first, then its threes by their number of replies (fewest first).
+Transpositions: positions proved won are remembered with their winning move, positions proved
+not won with the depth they were searched to (or for good, when no line was cut short), by a
+Zobrist key of the stones placed since the start of the solve. Nodes: every move tried, the
+attacker's (each candidate judged) and the defender's (each reply searched); the VCF check's
+nodes count too. The state (windows, their classes, the key) is the incremental bookkeeping of
+``mcts.threats.ThreatBoard``, which also tracks the attacker's twos (where a three can start)
+and the defender's threes (where a counter-four can start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mcts.geometry import Geometry
+from mcts.threats import (_ATTACKER_FOUR, _ATTACKER_TWO, _DEFENDER_FOUR, _DEFENDER_THREE, DEFAULT_MAX_NODES,
+                          NO_MOVE, BudgetExhausted, ThreatBoard, ThreatResult, ThreatStatus)
+
+DEFAULT_VCT_NODES = 1000  # node budget of one solve (measured: docs/threats.md)
+
+
+INFINITE = 1 << 40  # a proof or disproof number that cannot be reached
+LEAF_VCF_NODES = 40  # the VCF check's budget at each new position of the attacker's to move
+
+
+@dataclass(frozen=True)
+class _Threat:
+    """An attacking move and the defender's replies to search (one for a four, none for a double)."""
+
+    move: int
+    replies: list[int]
+    three: bool  # a three, else a four or a double
+
+
+class _Node:
+    """A node of the proof-number tree. OR nodes (attacker to move, at even depths) are reached
+    by a defender's ``move``; AND nodes (defender to move) by an attacking move, with the
+    ``replies`` to search. ``children`` is None until expanded."""
+
+    __slots__ = ("move", "replies", "pn", "dn", "children")
+
+    def __init__(self, move: int, pn: int, dn: int, replies: list[int] | None = None):
+        self.move, self.pn, self.dn, self.replies = move, pn, dn, replies
+        self.children: list[_Node] | None = None
+
+
+class VctSolver(ThreatBoard):
+    """VCT searches on one board shape; one instance serves any number of positions."""
+
+    def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_VCT_NODES,
+                 vcf_nodes: int = DEFAULT_MAX_NODES):
+        if max_nodes < 1:
+            raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
+        super().__init__(geometry, wide=True)
+        self.max_nodes = max_nodes
+        self.vcf_nodes = vcf_nodes
+        self._solved: dict[int, bool] = {}
+
+    # ------------------------------------------------------------------ public API
+    def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
+        """Whether ``attacker`` (1 or 2), to move in ``cells`` (int8 [size + 1], 0 empty, the last
+        entry padding), has a VCT; WIN comes with its first move."""
+        self.load(cells, attacker)
+        self._budget = self.max_nodes if max_nodes is None else max_nodes
+        self._nodes = 0
+        self._vcf_refuted, self._solved = set(), {}
+        try:
+            move = self._quick(min(self._budget, self.vcf_nodes))
+            if move != NO_MOVE:
+                return ThreatResult(ThreatStatus.WIN, move, self._nodes)
+            root = _Node(NO_MOVE, 1, 1)
+            self._prove(root)
+        except BudgetExhausted:
+            return ThreatResult(ThreatStatus.UNKNOWN, NO_MOVE, self._nodes)
+        if root.pn == 0:
+            move = next(child.move for child in root.children if child.pn == 0)
+            return ThreatResult(ThreatStatus.WIN, move, self._nodes)
+        return ThreatResult(ThreatStatus.NO_WIN, NO_MOVE, self._nodes)
+
+    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
+                 max_nodes: int | None = None) -> np.ndarray:
+        """For ``defender`` to move in ``cells``: which of ``moves`` (empty points that do not
+        complete a line) leave the opponent without a VCT, one bool per move. A move whose check
+        runs out of budget counts as a defence."""
+        cells = np.array(cells, dtype=np.int8)
+        stops = np.zeros(len(moves), dtype=bool)
+        for i, move in enumerate(np.asarray(moves).tolist()):
+            cells[move] = defender
+            stops[i] = self.solve(cells, 3 - defender, max_nodes).status is not ThreatStatus.WIN
+            cells[move] = 0
+        return stops
+
+    # ------------------------------------------------------------------ search
+    def _tick(self) -> None:
+        self._nodes += 1
+        if self._nodes > self._budget:
+            self._nodes -= 1
+            raise BudgetExhausted
+
+    def _quick(self, budget: int) -> int:
+        """The first move of a VCF found within ``budget`` more nodes, else NO_MOVE."""
+        total, self._budget = self._budget, min(self._budget, self._nodes + budget)
+        try:
+            return self._vcf()
+        except BudgetExhausted:
+            if self._budget == total:
+                raise
+            return NO_MOVE
+        finally:
+            self._budget = total
+
+    def _prove(self, root: _Node) -> None:
+        """Proof-number search from ``root`` (the loaded position, attacker to move) until it is
+        proved or disproved: descend to a most-proving node, expand it, update the path."""
+        attacker, defender = self.attacker, 3 - self.attacker
+        while root.pn and root.dn:
+            path, keys, node = [root], [self.key], root
+            try:
+                while node.children is not None:
+                    if len(path) % 2:  # an OR node: the child easiest to prove
+                        node = min(node.children, key=_proof)
+                        self._place(node.move, attacker)
+                    else:
+                        node = min(node.children, key=_disproof)
+                        self._place(node.move, defender)
+                    path.append(node)
+                    keys.append(self.key)
+                if len(path) % 2:
+                    self._expand_or(node)
+                else:
+                    self._expand_and(node)
+                for depth in range(len(path) - 1, -1, -1):
+                    node = path[depth]
+                    _update(node, or_node=depth % 2 == 0)
+                    if depth % 2 == 0 and not (node.pn and node.dn):
+                        self._solved[keys[depth]] = node.pn == 0  # transpositions
+            finally:
+                for depth in range(len(path) - 1, 0, -1):
+                    self._remove(path[depth].move, defender if depth % 2 == 0 else attacker)
+
+    def _expand_or(self, node: _Node) -> None:
+        """Children of an OR node: the attacker's threats (an AND node each)."""
+        sets = self.sets
+        blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        if blocks:
+            candidates = sorted(blocks) if len(blocks) == 1 else []  # two cannot both be blocked
+        else:
+            candidates = set(self._four_moves())
+            cells = self.cells
+            for w in sets[_ATTACKER_TWO]:
+                candidates.update(p for p in self.windows[w] if not cells[p])
+            candidates = sorted(candidates)
+        attacker = self.attacker
+        children = []
+        for move in candidates:
+            self._tick()
+            self._place(move, attacker)
+            try:
+                threat = self._judge(move)
+            finally:
+                self._remove(move, attacker)
+            if threat is not None:
+                children.append(_Node(move, len(threat.replies), 1, threat.replies))
+                if not threat.replies:
+                    break  # proved
+        node.children = children
+
+    def _expand_and(self, node: _Node) -> None:
+        """Children of an AND node (its attacking move placed): the defender's replies, each an
+        OR node judged at once where it can be (a five point, two to block, a double, a VCF)."""
+        defender = 3 - self.attacker
+        children = []
+        for reply in node.replies:
+            self._tick()
+            self._place(reply, defender)
+            try:
+                won = self._status()
+            finally:
+                self._remove(reply, defender)
+            child = _Node(reply, 1, 1) if won is None else _Node(reply, 0, INFINITE) if won else \
+                _Node(reply, INFINITE, 0)
+            children.append(child)
+            if won is False:
+                break  # disproved
+        node.children = children
+
+    def _status(self) -> bool | None:
+        """For the attacker to move here: True (a win found at once), False (lost), None."""
+        sets = self.sets
+        if sets[_ATTACKER_FOUR]:
+            return True
+        blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        if len(blocks) > 1:
+            return False
+        known = self._solved.get(self.key)
+        if known is not None:
+            return known
+        if self._quick(LEAF_VCF_NODES) != NO_MOVE:
+            return True
+        if not blocks and not sets[_ATTACKER_TWO] and not self._four_moves():
+            return False  # no threat to make
+        return None
+
+    def _judge(self, move: int) -> _Threat | None:
+        """The attacker's stone just placed at ``move``: a threat (with the replies to search), or
+        None."""
+        sets = self.sets
+        if sets[_ATTACKER_FOUR]:
+            points = {self._empty_of_four(w) for w in sets[_ATTACKER_FOUR]}
+            return _Threat(move, [] if len(points) > 1 else list(points), three=False)
+        fives = self._four_moves()
+        three_points = {p: points for p, points in fives.items() if len(points) > 1}
+        if not three_points:
+            return None
+        return _Threat(move, self._replies(three_points), three=True)
+
+    def _replies(self, three_points: dict[int, set[int]]) -> list[int]:
+        """The defender's replies to a three: its defences (points that stop every three point)
+        and its counter-fours, ascending."""
+        candidates = set(three_points)
+        for points in three_points.values():
+            candidates |= points
+        replies = {r for r in candidates
+                   if all(r == p or len(points - {r}) < 2 for p, points in three_points.items())}
+        cells = self.cells
+        for w in self.sets[_DEFENDER_THREE]:
+            replies.update(p for p in self.windows[w] if not cells[p])
+        return sorted(replies)
+
+
+def _proof(node: _Node) -> int:
+    return node.pn
+
+
+def _disproof(node: _Node) -> int:
+    return node.dn
+
+
+def _update(node: _Node, or_node: bool) -> None:
+    """Proof and disproof numbers of an expanded node from its children's."""
+    children = node.children
+    if children is None:
+        return
+    if not children:
+        node.pn, node.dn = (INFINITE, 0) if or_node else (0, INFINITE)
+    elif or_node:
+        node.pn = min(c.pn for c in children)
+        node.dn = min(sum(c.dn for c in children), INFINITE)
+    else:
+        node.pn = min(sum(c.pn for c in children), INFINITE)
+        node.dn = min(c.dn for c in children)

@@ -1,0 +1,280 @@
+"""The VCT solver (mcts/vct.py): against plain brute forces, positions from real games, its budget."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gomoku.game.board import Board
+from gomoku.players import make_player, parse_point
+from mcts.geometry import Geometry
+from mcts.threats import ThreatStatus, VcfSolver
+from mcts.vct import DEFAULT_VCT_NODES, VctSolver
+from tests.test_threats import Brute, board, random_position
+
+BIG_BUDGET = 10**6  # enough for any position of the small boards here: the answers are exact
+
+
+# ---------------------------------------------------------------- plain brute forces
+class BruteVct(Brute):
+    """VCT under the rules of mcts/vct.py, by trying every move and every reply with a plain line
+    scan (no windows), remembering solved positions and nothing else:
+    - a *five point*: an empty point where a stone completes a line; a *three point*: one where a
+      stone leaves two or more five points;
+    - the attacker to move wins with a five point; else it must take the defender's five point
+      (two: it loses); its move must leave it a five point (a four: the one reply is to take it;
+      two or more: won) or a three point (a three: the defender may reply anywhere that makes a
+      five point of its own or leaves the attacker no three point; every other reply loses)."""
+
+    def __init__(self, width: int, height: int, n_in_row: int):
+        super().__init__(width, height, n_in_row)
+        self.vct_memo: dict[tuple[bytes, int], bool] = {}  # the VCF's memo is ``memo``
+
+    def three_point(self, cells: np.ndarray, colour: int, points) -> bool:
+        for p in points:
+            if cells[p] == 0:
+                cells[p] = colour
+                double = len(self.five_points(cells, colour)) >= 2
+                cells[p] = 0
+                if double:
+                    return True
+        return False
+
+    def vct(self, cells: np.ndarray, attacker: int) -> bool:
+        key = (cells.tobytes(), attacker)
+        if key not in self.vct_memo:
+            won = bool(self.five_points(cells, attacker))
+            blocks = self.five_points(cells, 3 - attacker)
+            if not won and len(blocks) <= 1:
+                empty = [p for p in range(self.width * self.height) if cells[p] == 0]
+                won = any(self.wins_by(cells, attacker, move) for move in (sorted(blocks) or empty))
+            self.vct_memo[key] = won
+        return self.vct_memo[key]
+
+    def wins_by(self, cells: np.ndarray, attacker: int, move: int) -> bool:
+        """Whether the attacker's threat at ``move`` wins (a five point to take is not asked here)."""
+        defender = 3 - attacker
+        cells[move] = attacker
+        try:
+            fives = self.five_points(cells, attacker)
+            if len(fives) > 1:
+                return True
+            empty = [p for p in range(self.width * self.height) if cells[p] == 0]
+            # A defender's stone makes no five point of the attacker's, so the three points left
+            # after a reply are among those before it.
+            threes = [] if fives else [p for p in empty if self.three_point(cells, attacker, [p])]
+            if not fives and not threes:
+                return False  # not a threat
+            for reply in sorted(fives) or empty:
+                cells[reply] = defender
+                try:
+                    if fives or self.five_points(cells, defender) or not self.three_point(cells, attacker, threes):
+                        if not self.vct(cells, attacker):
+                            return False
+                finally:
+                    cells[reply] = 0
+            return True
+        finally:
+            cells[move] = 0
+
+
+class FullGame:
+    """Whether the player to move can force a line whatever the other does (every move of both
+    sides; a full board is not a win): the plain game tree, for boards with few empty points."""
+
+    def __init__(self, brute: Brute):
+        self.brute = brute
+        self.memo: dict[tuple[bytes, int], bool] = {}
+
+    def wins(self, cells: np.ndarray, player: int) -> bool:
+        key = (cells.tobytes(), player)
+        if key not in self.memo:
+            empty = [p for p in range(self.brute.width * self.brute.height) if cells[p] == 0]
+            self.memo[key] = any(self.wins_with(cells, player, move) for move in empty)
+        return self.memo[key]
+
+    def wins_with(self, cells: np.ndarray, player: int, move: int) -> bool:
+        if self.brute.makes_line(cells, move, player):
+            return True
+        cells[move] = player
+        try:
+            other = 3 - player
+            replies = [p for p in range(self.brute.width * self.brute.height) if cells[p] == 0]
+            return bool(replies) and all(not self._reply_holds(cells, other, player, r) for r in replies)
+        finally:
+            cells[move] = 0
+
+    def _reply_holds(self, cells: np.ndarray, other: int, player: int, reply: int) -> bool:
+        if self.brute.makes_line(cells, reply, other):
+            return True
+        cells[reply] = other
+        try:
+            return not self.wins(cells, player)
+        finally:
+            cells[reply] = 0
+
+
+# ---------------------------------------------------------------- agreement with the brute forces
+def check_against_brute_force(width: int, height: int, n: int, low: int, high: int, positions: int,
+                              seed: int, without_vcf: bool) -> tuple[int, int]:
+    """Solve ``positions`` seeded random positions (``low``..``high`` stones, the side to move
+    attacking; ``without_vcf``: only those where the brute force finds no VCF) with both; returns
+    (positions, wins)."""
+    geometry = Geometry(width, height, n)
+    solver, brute = VctSolver(geometry, max_nodes=BIG_BUDGET), BruteVct(width, height, n)
+    rng = np.random.default_rng(seed)
+    checked = wins = 0
+    while checked < positions:
+        stones = int(rng.integers(low, high + 1))
+        cells = random_position(geometry, stones, rng)
+        attacker = 1 + stones % 2
+        if cells is None or brute.five_points(cells, 1) or brute.five_points(cells, 2):
+            continue  # a line to complete or block: nothing to search
+        if without_vcf and brute.vcf(cells, attacker):
+            continue
+        expected = brute.vct(cells, attacker)
+        result = solver.solve(cells.copy(), attacker)
+        assert result.status is not ThreatStatus.UNKNOWN
+        assert result.win == expected, (cells[:-1].reshape(height, width), attacker)
+        if result.win:
+            assert cells[result.move] == 0
+            assert result.move in brute.five_points(cells, attacker) or brute.wins_by(cells, attacker, result.move)
+            wins += 1
+        checked += 1
+    return checked, wins
+
+
+def test_matches_brute_force_on_random_positions():
+    checked, wins = check_against_brute_force(6, 6, 4, 16, 22, 20, 66, False)
+    assert 0 < wins < checked
+
+
+def test_matches_brute_force_where_only_threes_can_win():
+    checked, wins = check_against_brute_force(5, 5, 4, 8, 14, 20, 1, True)
+    assert 0 < wins < checked
+
+
+def test_every_win_is_a_win_of_the_full_game():
+    """Soundness against the whole game tree (every move of both sides) on nearly full boards."""
+    geometry = Geometry(5, 5, 4)
+    solver, brute = VctSolver(geometry, max_nodes=BIG_BUDGET), Brute(5, 5, 4)
+    full = FullGame(brute)
+    rng = np.random.default_rng(7)
+    wins = checked = 0
+    while checked < 40:
+        stones = int(rng.integers(12, 17))
+        cells = random_position(geometry, stones, rng)
+        if cells is None:
+            continue
+        attacker = 1 + stones % 2
+        if brute.five_points(cells, 1) or brute.five_points(cells, 2):
+            continue
+        result = solver.solve(cells.copy(), attacker)
+        assert result.status is not ThreatStatus.UNKNOWN
+        if result.win:
+            assert full.wins_with(cells, attacker, result.move)
+            wins += 1
+        checked += 1
+    assert wins > 5
+
+
+# ---------------------------------------------------------------- known positions
+def test_a_double_three_is_a_vct_and_not_a_vcf():
+    # X: two stones in row 4 and two in column 5; X (4, 5) makes two open threes at once.
+    cells = board(9, 9, [".........", ".........", ".....X...", ".....X...", "...XX....",
+                         ".........", ".........", "O.......O", "O.......O"])
+    geometry = Geometry(9, 9, 5)
+    result = VctSolver(geometry).solve(cells, 1)
+    assert result.win
+    assert BruteVct(9, 9, 5).wins_by(cells, 1, result.move)
+    assert VcfSolver(geometry).solve(cells, 1).status is ThreatStatus.NO_WIN
+
+
+def test_no_threat_no_win():
+    cells = board(9, 9, [".........", ".........", ".........", "....X....", ".........",
+                         ".........", "....O....", ".........", "........."])
+    result = VctSolver(Geometry(9, 9, 5)).solve(cells, 1)
+    assert result.status is ThreatStatus.NO_WIN and result.move == -1
+
+
+# ---------------------------------------------------------------- real games (issue 25)
+# Standard notation, row 1 at the bottom; the first two stones are a random opening, then Black.
+GAME_B4 = "D7,G4,E7,F5,D6,D5,C5,B4,F8,G9,C7,B7,C6,C4,C8,C9,E8,D8,B5,F9,A4"  # White's B4 (move 8) lost
+
+
+def cells_after(game: str, plies: int) -> np.ndarray:
+    b = Board()
+    cells = np.zeros(b.size + 1, dtype=np.int8)
+    for i, text in enumerate(game.split(",")[:plies]):
+        cells[parse_point(b, text)] = 1 + i % 2
+    return cells
+
+
+def test_finds_blacks_win_after_whites_blunder():
+    cells = cells_after(GAME_B4, 8)
+    result = VctSolver(Geometry(9, 9, 5), max_nodes=100_000).solve(cells, 1)
+    assert result.win
+    assert VcfSolver(Geometry(9, 9, 5), max_nodes=100_000).solve(cells, 1).status is ThreatStatus.NO_WIN
+
+
+def test_the_budget_is_respected():
+    cells = cells_after(GAME_B4, 8)
+    for budget in (1, 10, 100):
+        result = VctSolver(Geometry(9, 9, 5), max_nodes=budget).solve(cells, 1)
+        assert result.status is ThreatStatus.UNKNOWN and result.nodes <= budget
+    assert VctSolver(Geometry(9, 9, 5)).max_nodes == DEFAULT_VCT_NODES
+    with pytest.raises(ValueError, match="max_nodes"):
+        VctSolver(Geometry(9, 9, 5), max_nodes=0)
+
+
+# ---------------------------------------------------------------- the shipped player's search
+GAME_D5 = "G4,C6,E6,F5,G5,D5,G6,G7,F6,D6,F4,H6,H4,I4,E7,D8,I3"  # White's D5 (move 6) lost
+MODEL = Path(__file__).resolve().parents[1] / "models" / "9x9.pt"
+needs_model = pytest.mark.skipif(not MODEL.is_file(), reason="no shipped model")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return make_player(f"az:{MODEL}:400", seed=0)
+
+
+def board_after(game: str, plies: int) -> Board:
+    b = Board()
+    for text in game.split(",")[:plies]:
+        b.do_move(parse_point(b, text))
+    return b
+
+
+@needs_model
+@pytest.mark.parametrize("game, plies", [(GAME_D5, 12), (GAME_B4, 14), (GAME_B4, 16)])
+def test_the_shipped_player_plays_a_vct_win(shipped, game, plies):
+    # Black to move has a VCT (no VCF) that the solver finds within its default budget.
+    cells = cells_after(game, plies)
+    geometry = Geometry(9, 9, 5)
+    assert VcfSolver(geometry).solve(cells, 1).status is ThreatStatus.NO_WIN
+    win = VctSolver(geometry).solve(cells, 1)
+    assert win.win
+    shipped.reset()
+    move = shipped.get_action(board_after(game, plies))
+    assert move == win.move
+    assert set(np.flatnonzero(shipped.last_result.visits)) == {win.move}
+
+
+@needs_model
+@pytest.mark.parametrize("game, plies", [(GAME_D5, 7), (GAME_D5, 9), (GAME_B4, 7), (GAME_B4, 11), (GAME_B4, 13)])
+def test_the_shipped_player_stops_a_vct(shipped, game, plies):
+    # White to move; Black would have a VCT (here an open three) if it were Black's move.
+    cells = cells_after(game, plies)
+    geometry = Geometry(9, 9, 5)
+    solver = VctSolver(geometry)
+    assert solver.solve(cells, 1).win and not geometry.winning_points(cells[None]).any()
+    moves = np.flatnonzero(cells[:-1] == 0)
+    stopping = set(moves[solver.defences(cells, 2, moves)].tolist())
+    assert 0 < len(stopping) < len(moves)
+    shipped.reset()
+    move = shipped.get_action(board_after(game, plies))
+    assert move in stopping
+    assert set(np.flatnonzero(shipped.last_result.visits)) <= stopping
+    after = cells.copy()
+    after[move] = 2
+    assert not solver.solve(after, 1).win
