@@ -8,7 +8,7 @@ The ONNX graph has one input and two outputs, with a dynamic batch dimension:
 
 The net's config is stored in the model's metadata (key ``gomoku_zero.net_config``, JSON) so that
 ``nets.onnx_evaluator.OnnxEvaluator`` knows the board size. ``onnx`` and ``onnxruntime`` are
-optional dependencies (``pip install -e .[onnx]``) and are imported only when used.
+dependencies of the package, imported only when used.
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ class CheckReport:
 
 
 def require(module: str) -> None:
-    """Raise a helpful ImportError when an optional dependency is missing."""
+    """Raise a helpful ImportError when a dependency imported only on use is missing."""
     if importlib.util.find_spec(module) is None:
         raise ImportError(f"{module} is not installed: pip install onnx onnxruntime "
-                          "(or pip install -e '.[onnx]')")
+                          "(both are dependencies of the package: pip install -e .)")
 
 
 def random_planes(config: NetConfig, batch: int, rng: np.random.Generator) -> np.ndarray:

@@ -25,8 +25,9 @@ from gomoku.players.external import DEFAULT_TURN_MS
 SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
 SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
 # The play window's az search: one game with the machine to itself, so 8 leaves per net call
-# (virtual loss) and two onnxruntime threads; evaluate.py and the engine default to the exact
-# search (one leaf per call, one thread), since they share the cores. README, Benchmarks.
+# (virtual loss) and two onnxruntime threads. evaluate.py defaults to the exact search (one leaf
+# per call, one thread), since its games share the cores; the engine searches 8 leaves a call on
+# one thread (gomoku.pbrain.loader.ENGINE_LEAVES). docs/benchmarks.md, docs/engine.md.
 WINDOW_LEAVES = 8
 WINDOW_THREADS = min(2, os.cpu_count() or 1)
 

@@ -48,7 +48,9 @@ VALID_FORMS = "; valid forms:"  # how make_player's errors for a bad spec go on
 
 AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
+  az:CHECKPOINT:TIME       the same for TIME a move (az:models/9x9.pt:1s, 500ms)
   pure:PLAYOUTS            pure MCTS with random rollouts (pure:3000)
+  pure:TIME                pure MCTS for TIME a move (pure:1s)
   minimax:DEPTH            alpha-beta to DEPTH plies, 1 to 8 (minimax:3: milliseconds a move)
   ab:DEPTH                 alpha-beta with threat extensions and the VCF solver (ab:1 to ab:4)
   heuristic                one ply: takes a win, blocks a four, else the best window score
