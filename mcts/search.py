@@ -45,7 +45,11 @@ VCT (``vct``, needs ``vcf``; off by default): the root's rules above with the VC
 call) in place of the VCF solver: when the player to move has a VCT, only its first move is
 searched; when the opponent would have one if it were their move, only the moves after which they
 have none are searched (a check that runs out of budget counts as none; all moves when none
-stops it). Below the root, nodes keep the VCF rules (VCT calls there cost too much: docs/threats.md).
+stops it). With ``vct_leaf_depth`` (0: off), below the root a leaf 2 to ``vct_leaf_depth`` moves
+down whose player to move has a VCT within ``VCT_LEAF_NODES`` nodes is valued +1 and not
+expanded. Not at depth 1: a stone never gives its opponent a VCT, so one the root's opponent lacks
+(the root's check) it lacks after any root move. Budgets and depth chosen by measurement
+(docs/threats.md: the az player uses depth 2, self-play none).
 
 Gumbel root (``gumbel_k > 0``, self-play only; needs ``reuse_tree=False``): the root's playouts go
 to ``gumbel_k`` moves sampled with Gumbel noise and narrowed by sequential halving (``mcts.gumbel``),
@@ -77,6 +81,7 @@ ILLEGAL_VALUE_SUM = -1e9  # the value sum of edges to occupied points, so select
 CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
 DEFAULT_VCF_NODES = DEFAULT_MAX_NODES  # the VCF solver's node budget per call (see mcts.threats)
 VCF_CACHE_SIZE = 50_000  # solver answers remembered per search (cleared when full)
+VCT_LEAF_NODES = 200  # the VCT solver's budget at a leaf (``vct_leaf_depth``; docs/threats.md)
 
 
 class GameLike(Protocol):
@@ -103,6 +108,7 @@ class SearchConfig:
     vcf_nodes: int = DEFAULT_VCF_NODES  # node budget of one VCF solver call
     vct: bool = False  # VCT at the root: play our win, stop the opponent's (needs vcf; see above)
     vct_nodes: int = DEFAULT_VCT_NODES  # node budget of one VCT solver call
+    vct_leaf_depth: int = 0  # >= 2, with vct: leaves down to this depth are valued won on a VCT (see above)
     gumbel_k: int = 0  # > 0: Gumbel root search over this many sampled moves (see above)
 
     def __post_init__(self) -> None:
@@ -124,6 +130,8 @@ class SearchConfig:
             raise ValueError("vct needs vcf")
         if self.vct_nodes < 1:
             raise ValueError(f"vct_nodes must be >= 1, got {self.vct_nodes}")
+        if self.vct_leaf_depth < 0 or (self.vct_leaf_depth and not self.vct):
+            raise ValueError(f"vct_leaf_depth must be >= 0 and needs vct, got {self.vct_leaf_depth}")
         if not 0 <= self.gumbel_k <= self.n_playout // 2:  # so the playouts fit the tree's capacity
             raise ValueError(f"gumbel_k must be in 0..n_playout // 2, got {self.gumbel_k}")
         if self.gumbel_k and self.reuse_tree:
@@ -212,6 +220,8 @@ class BatchedMCTS:
         self.vct_solver = VctSolver(self.geometry, config.vct_nodes, config.vcf_nodes) if use_vct else None
         self._vcf_cache: dict[bytes, ThreatResult] = {}
         self._vct_cache: dict[bytes, ThreatResult] = {}
+        self.vct_leaf_solver = VctSolver(self.geometry, VCT_LEAF_NODES, config.vcf_nodes) if use_vct else None
+        self._vct_leaf_cache: dict[bytes, ThreatResult] = {}
         self._defence_cache: dict[bytes, np.ndarray] = {}  # root position -> the moves that stop a VCF/VCT
         self.vcf_calls = 0  # solver runs (cache hits not counted), for speed figures
         self.vct_calls = 0  # likewise, the VCT solver's (the root's defence checks included)
@@ -347,8 +357,8 @@ class BatchedMCTS:
             log.debug("tree %d: the root's moves changed (VCF rules); starting a fresh tree", tree)
             self.n_nodes[tree] = 0
 
-    def _moves_to_search(self, cells: np.ndarray, to_move: np.ndarray,
-                         root: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def _moves_to_search(self, cells: np.ndarray, to_move: np.ndarray, root: bool = False,
+                         depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """For positions ``cells`` [k, size + 1] with ``to_move`` [k]: (bool [k], whether the player
         to move wins by force: a line to complete or, with ``vcf``, a VCF; bool [k, size], the moves
         a node there searches, ``root`` adding the root's VCF rules). Without ``forced_moves`` that
@@ -377,6 +387,11 @@ class BatchedMCTS:
                 legal[check[i], self.geometry.four_points(cells[check[i]], fours)] = True
         if self.vcf_solver is not None:
             self._apply_vcf(cells, to_move, check, shapes, can_win, legal, root)  # changes both in place
+        deepest = self.config.vct_leaf_depth
+        if self.vct_solver is not None and depth is not None and deepest >= 2:
+            for row in check[(depth[check] >= 2) & (depth[check] <= deepest) & ~can_win[check]].tolist():
+                result = self._solve(self.vct_leaf_solver, self._vct_leaf_cache, cells[row], int(to_move[row]))
+                can_win[row] = result.win
         return can_win, legal
 
     def _vcf(self, cells: np.ndarray, attacker: int) -> ThreatResult:
@@ -393,7 +408,7 @@ class BatchedMCTS:
         if result is None:
             if len(cache) >= VCF_CACHE_SIZE:
                 cache.clear()
-            if solver is self.vct_solver:
+            if solver is not self.vcf_solver:
                 self.vct_calls += 1
             else:
                 self.vcf_calls += 1
@@ -530,7 +545,8 @@ class BatchedMCTS:
                 unique = open_[first]
             cells = np.concatenate([d.cells for d in descents])[unique]
             to_move = np.concatenate([d.to_move for d in descents])[unique]
-            can_win, legal = self._moves_to_search(cells, to_move)
+            depth = np.concatenate([d.depth for d in descents])[unique]
+            can_win, legal = self._moves_to_search(cells, to_move, depth=depth)
             leaf_values = np.ones(len(unique))  # a win in one is worth +1 to the player to move
             grow = np.flatnonzero(~can_win)
             if grow.size:
@@ -553,7 +569,7 @@ class BatchedMCTS:
         d = self._descend_one(tree, 0.0)
         value = float(d.terminal_value[0])
         if np.isnan(value):
-            can_win, legal = self._moves_to_search(d.cells, d.to_move)
+            can_win, legal = self._moves_to_search(d.cells, d.to_move, depth=d.depth)
             if can_win[0]:
                 value = 1.0  # a win in one (or a VCF) for the player to move
             else:

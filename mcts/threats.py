@@ -19,6 +19,8 @@ Zobrist key of the stones placed since its start (63-bit: a collision, which wou
 position, is negligible), since move orders transpose.
 The solver keeps per-window stone counts and the sets of the attacker's threes and fours and the
 defender's fours up to date as stones are placed and taken back; there is no board copy per node.
+That bookkeeping (``ThreatBoard``) and the VCF search itself are shared with the VCT solver
+(``mcts.vct``), which also uses the VCF search as its fast check.
 
 ``solve(cells, attacker)`` answers for one position: cells int8 [size + 1] as in the search
 (0 empty, 1 and 2 the colours, the last entry padding), ``attacker`` the colour to move.

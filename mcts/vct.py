@@ -27,13 +27,15 @@ two or more; a defender's stone at ``r`` removes the windows through ``r``, so `
 point ``p`` exactly when ``r == p`` or fewer than two of ``fives[p]`` remain once ``r`` is taken
 out. A defence stops every three point.
 
-Search: the VCF solver (``mcts.threats``) first, as the fast check; then depth first with
-iterative deepening on the number of threes in a line (fours cost nothing: their reply is
-forced), the attacker's fours first, then its threes by their number of replies (fewest first).
-Transpositions: positions proved won are remembered with their winning move, positions proved
-not won with the depth they were searched to (or for good, when no line was cut short), by a
-Zobrist key of the stones placed since the start of the solve. Nodes: every move tried, the
-attacker's (each candidate judged) and the defender's (each reply searched); the VCF check's
+Search: the VCF search (``mcts.threats``) first, as the fast check; then proof-number search
+over the AND/OR tree (OR: the attacker to move, its children its threats; AND: the defender to
+move, its children its replies). A new AND node starts with proof number = its number of replies
+(a four: 1, a double: 0, so proved), disproof number 1; a new OR node is judged at once where it
+can be: a five point of the attacker's (won), two to block (lost), a VCF within LEAF_VCF_NODES
+nodes (won), no threat to make (lost). Each iteration descends from the root to a most-proving
+node, expands it and updates the numbers on the way back. Transpositions: OR positions proved or
+disproved are remembered by a Zobrist key of the stones placed since the start of the solve.
+Nodes: every attacking move judged and every defender's reply made into a node; the VCF checks'
 nodes count too. The state (windows, their classes, the key) is the incremental bookkeeping of
 ``mcts.threats.ThreatBoard``, which also tracks the attacker's twos (where a three can start)
 and the defender's threes (where a counter-four can start).
@@ -62,7 +64,6 @@ class _Threat:
 
     move: int
     replies: list[int]
-    three: bool  # a three, else a four or a double
 
 
 class _Node:
@@ -240,12 +241,12 @@ class VctSolver(ThreatBoard):
         sets = self.sets
         if sets[_ATTACKER_FOUR]:
             points = {self._empty_of_four(w) for w in sets[_ATTACKER_FOUR]}
-            return _Threat(move, [] if len(points) > 1 else list(points), three=False)
+            return _Threat(move, [] if len(points) > 1 else list(points))
         fives = self._four_moves()
         three_points = {p: points for p, points in fives.items() if len(points) > 1}
         if not three_points:
             return None
-        return _Threat(move, self._replies(three_points), three=True)
+        return _Threat(move, self._replies(three_points))
 
     def _replies(self, three_points: dict[int, set[int]]) -> list[int]:
         """The defender's replies to a three: its defences (points that stop every three point)

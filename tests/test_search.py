@@ -10,6 +10,7 @@ from mcts.geometry import Geometry
 from mcts.reference import ReferenceMCTS
 from mcts.search import DEFAULT_VCF_NODES
 from mcts.threats import VcfSolver
+from mcts.vct import VctSolver
 
 
 class HashEvaluator:
@@ -423,3 +424,54 @@ def test_vcf_needs_forced_moves():
         SearchConfig(vcf=True)
     with pytest.raises(ValueError, match="vcf_nodes"):
         SearchConfig(forced_moves=True, vcf=True, vcf_nodes=0)
+
+
+# ---------------------------------------------------------------- VCT (threes too), at the root
+# X: two stones in column 5 and two in row 4; X (4, 5) makes two open threes at once: a VCT, no VCF.
+VCT_DOUBLE_THREE = [23, 63, 32, 72, 39, 71, 40, 80]
+
+
+def test_vct_at_the_root_plays_its_first_move():
+    board = Board.from_moves(VCT_DOUBLE_THREE)
+    cells = board_cells(board)
+    assert not VcfSolver(Geometry(9, 9, 5)).solve(cells, 1).win
+    win = VctSolver(Geometry(9, 9, 5)).solve(cells, 1)
+    assert win.win
+    result = search(board, HashEvaluator(), n=30, forced_moves=True, vcf=True, vct=True)
+    assert set(np.flatnonzero(result.visits)) == {win.move}
+    plain = search(board, HashEvaluator(), n=30, forced_moves=True, vcf=True)
+    assert len(np.flatnonzero(plain.visits)) > 1
+
+
+def test_root_searches_only_the_moves_that_stop_the_opponents_vct():
+    from tests.test_vct import GAME_D5, board_after
+
+    board = board_after(GAME_D5, 9)  # a real game: White to move, Black's open three E6-G6
+    cells = board_cells(board)
+    solver = VctSolver(Geometry(9, 9, 5))
+    assert solver.solve(cells, 1).win
+    moves = np.flatnonzero(cells[:-1] == 0)
+    stopping = set(moves[solver.defences(cells, 2, moves)].tolist())
+    assert 0 < len(stopping) < len(moves)
+    result = search(board, HashEvaluator(), n=100, forced_moves=True, vcf=True, vct=True)
+    assert set(np.flatnonzero(result.visits)) == stopping
+
+
+def test_vct_leaves_two_moves_down_are_checked():
+    board = Board.from_moves(VCT_DOUBLE_THREE[:-1])
+    calls = {}
+    for depth in (0, 2):
+        config = SearchConfig(n_playout=200, forced_moves=True, vcf=True, vct=True, vct_leaf_depth=depth)
+        mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, config, rng=np.random.default_rng(0))
+        mcts.search([board])
+        calls[depth] = mcts.vct_calls
+    assert calls[2] > calls[0]  # the root's calls, then one per new leaf two moves down
+
+
+def test_vct_config_is_checked():
+    with pytest.raises(ValueError, match="vct needs vcf"):
+        SearchConfig(forced_moves=True, vct=True)
+    with pytest.raises(ValueError, match="vct_nodes"):
+        SearchConfig(forced_moves=True, vcf=True, vct=True, vct_nodes=0)
+    with pytest.raises(ValueError, match="vct_leaf_depth"):
+        SearchConfig(forced_moves=True, vcf=True, vct_leaf_depth=2)

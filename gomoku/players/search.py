@@ -19,6 +19,8 @@ from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, Unif
 from mcts.evaluators import CachedEvaluator
 from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
 
+PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.search; docs/threats.md: ~1.4x a move)
+
 log = logging.getLogger(__name__)
 
 PURE_C_PUCT = 5.0
@@ -194,9 +196,10 @@ class AlphaZeroPlayer(SearchPlayer):
     win by continuous fours is valued as won and played, and at the root the opponent's is
     stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
     on, only together with ``vcf``) does the same at the root for wins by continuous threats (fours
-    and threes, ``mcts.vct``, ``vct_nodes`` per call). ``cache_entries`` > 0 puts a
-    ``CachedEvaluator`` of that size in front of the evaluator (a position met again, in this
-    search or an earlier one of the game, costs no net call; the answers are the same)."""
+    and threes, ``mcts.vct``, ``vct_nodes`` per call), and values positions two moves down where
+    the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
+    size in front of the evaluator (a position met again, in this search or an earlier one of the
+    game, costs no net call; the answers are the same)."""
 
     def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
@@ -207,7 +210,8 @@ class AlphaZeroPlayer(SearchPlayer):
         config = SearchConfig(n_playout=n_playout or 1, c_puct=c_puct, noise=False, reuse_tree=True,
                               leaves_per_step=leaves_per_step, forced_moves=forced_moves,
                               vcf=vcf and forced_moves, vcf_nodes=vcf_nodes,
-                              vct=vct and vcf and forced_moves, vct_nodes=vct_nodes)
+                              vct=vct and vcf and forced_moves, vct_nodes=vct_nodes,
+                              vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if vct and vcf and forced_moves else 0)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         self.n_in_row: int | None = None  # likewise: the rule it was trained for

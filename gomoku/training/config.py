@@ -87,7 +87,7 @@ class SearchSection:
     forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
     vcf: bool = True  # with forced_moves: VCF wins valued exactly, the root defends (mcts/search.py)
     vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
-    vct: bool = False  # with vcf: the root plays its VCT win and stops the opponent's (mcts/vct.py)
+    vct: bool = True  # with vcf: the root plays its VCT win and stops the opponent's (mcts/vct.py)
     vct_nodes: int = 1000  # the VCT solver's node budget per call (docs/threats.md)
 
     def validate(self, prefix: str) -> None:
