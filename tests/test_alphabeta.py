@@ -11,25 +11,9 @@ from gomoku.players.classical import _cells
 from mcts.geometry import Geometry
 from mcts.threats import VcfSolver
 from mcts.vct import VctSolver
+from boards import at, position
 
 BIG_BUDGET = 10**6
-
-
-def at(board: Board, *points):
-    return [board.location_to_move(p) for p in points]
-
-
-def position(xs, os_, width=9, height=9, n_in_row=5) -> Board:
-    """X's stones ``xs`` and O's ``os_`` played alternately, X first."""
-    board = Board(width, height, n_in_row)
-    first, second = at(board, *xs), at(board, *os_)
-    assert len(first) - len(second) in (0, 1)
-    for i, move in enumerate(first):
-        board.do_move(move)
-        if i < len(second):
-            board.do_move(second[i])
-    assert not board.game_end()[0]
-    return board
 
 
 def random_position(rng: np.random.Generator, stones: int, width: int, height: int, n_in_row: int) -> Board:

@@ -12,23 +12,7 @@ from gomoku.players import classical
 from gomoku.players.classical import MAX_MINIMAX_DEPTH, InputEnded
 from gomoku.players import (PLAYER_SPECS_HELP, HeuristicPlayer, HumanPlayer, MinimaxPlayer, RandomPlayer,
                             format_point, make_player, parse_point)
-
-
-def at(board: Board, *points):
-    return [board.location_to_move(p) for p in points]
-
-
-def position(xs, os_, width=9, height=9, n_in_row=5, start_player=1) -> Board:
-    """A board with the first player's stones ``xs`` and the second's ``os_``, played alternately."""
-    board = Board(width, height, n_in_row, start_player)
-    first, second = at(board, *xs), at(board, *os_)
-    assert len(first) - len(second) in (0, 1)
-    for i, move in enumerate(first):
-        board.do_move(move)
-        if i < len(second):
-            board.do_move(second[i])
-    assert not board.game_end()[0]
-    return board
+from boards import at, position
 
 
 def random_midgame(seed: int, moves: int, width=9, height=9, n_in_row=5) -> Board:

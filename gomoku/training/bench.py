@@ -185,26 +185,33 @@ def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
             "vcf_calls_measured": len(times), "vcf_wins_found": wins}
 
 
-def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4) -> dict:
-    """What the VCF rules cost the az player per move: the mean time of a ``az_playouts`` search
-    with and without them (forced moves on in both), on every ``every``-th of ``positions``."""
+def _rule_cost(s: BenchSettings, rule: str, positions: list[Board] | None, every: int, evaluator,
+               **on: bool) -> dict:
+    """What the search rule ``rule`` ("vcf" or "vct") costs the az player per move: the mean time
+    of a ``az_playouts`` search with and without it (the settings ``on`` in both), on every
+    ``every``-th of ``positions`` (``evaluator``: default an untrained net), with its solver calls."""
     from mcts.search import BatchedMCTS, SearchConfig
 
-    evaluator = _az_evaluator(s)
+    evaluator = evaluator or _az_evaluator(s)
     boards = (positions if positions is not None else _game_positions(s))[::every]
     seconds, calls = {}, {}
-    for vcf in (True, False):
-        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, vcf=vcf)
+    for switched_on in (True, False):
+        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, **on, **{rule: switched_on})
         search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
         start = time.perf_counter()
         for board in boards:
             search.reset()
             search.search([board])
-        seconds[vcf] = (time.perf_counter() - start) / len(boards)
-        calls[vcf] = search.vcf_calls
-    return {"move_ms_vcf": 1e3 * seconds[True], "move_ms_no_vcf": 1e3 * seconds[False],
-            "vcf_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
-            "vcf_calls_per_move": calls[True] / len(boards), "vcf_moves_measured": len(boards)}
+        seconds[switched_on] = (time.perf_counter() - start) / len(boards)
+        calls[switched_on] = getattr(search, f"{rule}_calls")
+    return {f"move_ms_{rule}": 1e3 * seconds[True], f"move_ms_no_{rule}": 1e3 * seconds[False],
+            f"{rule}_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
+            f"{rule}_calls_per_move": calls[True] / len(boards), f"{rule}_moves_measured": len(boards)}
+
+
+def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4) -> dict:
+    """What the VCF rules cost the az player per move (``_rule_cost``; forced moves on in both)."""
+    return _rule_cost(s, "vcf", positions, every, None, vct=False)
 
 
 def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes: int | None = None) -> dict:
@@ -236,26 +243,9 @@ def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes:
 
 def bench_vct_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4,
                        evaluator=None) -> dict:
-    """What the root's VCT rules cost the az player per move: the mean time of a ``az_playouts``
-    search with and without them (forced moves and VCF on in both), on every ``every``-th of
-    ``positions`` (``evaluator``: default an untrained net, ``_az_evaluator``)."""
-    from mcts.search import BatchedMCTS, SearchConfig
-
-    evaluator = evaluator or _az_evaluator(s)
-    boards = (positions if positions is not None else _game_positions(s))[::every]
-    seconds, calls = {}, {}
-    for vct in (True, False):
-        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, vcf=True, vct=vct)
-        search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
-        start = time.perf_counter()
-        for board in boards:
-            search.reset()
-            search.search([board])
-        seconds[vct] = (time.perf_counter() - start) / len(boards)
-        calls[vct] = search.vct_calls
-    return {"move_ms_vct": 1e3 * seconds[True], "move_ms_no_vct": 1e3 * seconds[False],
-            "vct_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
-            "vct_calls_per_move": calls[True] / len(boards), "vct_moves_measured": len(boards)}
+    """What the root's VCT rules cost the az player per move (``_rule_cost``; forced moves and
+    VCF on in both)."""
+    return _rule_cost(s, "vct", positions, every, evaluator, vcf=True)
 
 
 def bench_vct_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
