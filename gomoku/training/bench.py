@@ -19,6 +19,7 @@ import torch
 
 from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
 from gomoku.pbrain.loader import ENGINE_LEAVES
+from gomoku.players.classical import _cells
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.training.config import Config, load_config
@@ -174,9 +175,7 @@ def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
     solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
     times, wins = [], 0
     for board in positions if positions is not None else _game_positions(s):
-        cells = np.zeros(board.size + 1, dtype=np.int8)
-        for point, player in board.states.items():
-            cells[point] = player
+        cells = _cells(board)
         for attacker in (1, 2):
             start = time.perf_counter()
             wins += solver.solve(cells, attacker).win
@@ -225,9 +224,7 @@ def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes:
     solver = VctSolver(Geometry(9, 9, 5), max_nodes or DEFAULT_VCT_NODES)
     times, nodes, statuses = [], [], {status: 0 for status in ThreatStatus}
     for board in positions if positions is not None else _game_positions(s):
-        cells = np.zeros(board.size + 1, dtype=np.int8)
-        for point, player in board.states.items():
-            cells[point] = player
+        cells = _cells(board)
         for attacker in (1, 2):
             start = time.perf_counter()
             result = solver.solve(cells, attacker)
