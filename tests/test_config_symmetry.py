@@ -135,14 +135,14 @@ def test_hostile_values_are_one_line_errors_naming_the_key(override, message):
     assert "\n" not in str(caught.value)
 
 
-def test_validate_spec_agrees_with_make_player():
-    from gomoku.players import make_player, validate_spec
+def test_parse_spec_agrees_with_make_player():
+    from gomoku.players import make_player, parse_spec
 
     for spec in ("random", "heuristic", "minimax:1", "pure:3", "az:some/file.pt:400", "human"):
-        validate_spec(spec)  # well-formed: no error, nothing built (the az file does not exist)
+        parse_spec(spec)  # well-formed: no error, nothing built (the az file does not exist)
     for spec in ("minimax:0", "minimax:x", "pure:-5", "pure:", "random:5", "az:400", "nope", "heuristic:1"):
         with pytest.raises(ValueError, match="bad player spec") as by_validate:
-            validate_spec(spec)
+            parse_spec(spec)
         with pytest.raises(ValueError) as by_make:
             make_player(spec)
         assert str(by_validate.value) == str(by_make.value)

@@ -122,11 +122,6 @@ def parse_spec(spec: str) -> PlayerSpec:
     raise _bad_spec(spec)
 
 
-def validate_spec(spec: str) -> PlayerSpec:
-    """``parse_spec``, named for what callers use it for: checking a spec without building it."""
-    return parse_spec(spec)
-
-
 def is_timed(spec: str) -> bool:
     """Whether ``spec`` plays under a clock (see ``PlayerSpec.timed``)."""
     return parse_spec(spec).timed
@@ -176,4 +171,4 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
            "WINDOW_THREADS", "HeuristicPlayer", "PlayerSpec", "is_timed", "parse_spec",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "format_point", "make_player", "parse_point",
-           "validate_spec", "winning_points"]
+           "winning_points"]

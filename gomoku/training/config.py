@@ -203,7 +203,7 @@ class EvalSection:
         _check(self.select_by in ("ladder", "opponents"), f"{prefix}.select_by", "must be ladder or opponents")
         _check(self.select_by == "ladder" or bool(self.opponents), f"{prefix}.select_by",
                "opponents needs a non-empty eval.opponents")
-        from gomoku.players import validate_spec  # light: builds no player, imports no torch
+        from gomoku.players import parse_spec  # light: builds no player, imports no torch
 
         for i, spec in enumerate(self.opponents):
             key = f"{prefix}.opponents[{i}]"
@@ -211,7 +211,7 @@ class EvalSection:
             _check(kind in EVAL_OPPONENT_KINDS, key, f"{spec!r}: expected random, heuristic, minimax:DEPTH, ab:DEPTH or "
                                                      f"pure:PLAYOUTS")
             try:
-                validate_spec(spec)
+                parse_spec(spec)
             except ValueError as error:
                 raise ConfigError(f"{key}: {str(error).splitlines()[0].removesuffix('; valid forms:')}") from None
 
