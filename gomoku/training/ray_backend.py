@@ -75,7 +75,6 @@ POLL_S = 5.0  # ray.wait's timeout; waits longer than WAIT_LOG_S without an answ
 WAIT_LOG_S = 60.0
 PING_AGAIN_S = 0.5  # before asking a restarting actor again whether it is back
 START_TIMEOUT_S = 600.0  # for the actors to start (torch imports, a node joining)
-STOP_TIMEOUT_S = 5.0  # for an actor to clean up before it is killed
 CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address before ray.init (which retries for minutes)
 
 
@@ -127,9 +126,6 @@ class SelfPlayActor:
 
     def evaluate(self, box: list, version: int, indices: list[int], opponent: str, seed: int) -> list:
         return play_eval_games(self._evaluator(box, version), self.config, indices, opponent, seed)
-
-    def stop(self) -> None:
-        self.net.close()
 
 
 @dataclass
@@ -462,15 +458,6 @@ class RayPool:
     def close(self) -> None:
         """Stop the actors, then Ray if the pool started it (or disconnect from the cluster)."""
         if ray.is_initialized():
-            stops = []
-            for slot in self._slots:
-                if slot.ready and not slot.dead:
-                    try:
-                        stops.append(slot.actor.stop.remote())
-                    except ray.exceptions.RayError:
-                        pass
-            if stops:
-                ray.wait(stops, num_returns=len(stops), timeout=STOP_TIMEOUT_S)
             for slot in self._slots:
                 try:
                     ray.kill(slot.actor, no_restart=True)

@@ -143,7 +143,6 @@ def _worker_main(worker_id: int, config_dict: dict, tasks: mp.Queue, results: mp
         task = tasks.get()
         kind = task[0]
         if kind == "stop":
-            net.close()
             return
         try:
             if kind == "selfplay":
@@ -198,9 +197,6 @@ class WorkerNet:
 
             self.evaluator = OnnxEvaluator(onnx_bytes(self.net), threads=1)
         return self.evaluator
-
-    def close(self) -> None:
-        """Nothing to release (kept so that callers need not know which runtime a worker uses)."""
 
 
 def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], opponent: str,
