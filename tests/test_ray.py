@@ -18,6 +18,9 @@ from gomoku.training.config import Config, ConfigError, config_from_dict, load_c
 ROOT = Path(__file__).resolve().parents[1]
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason='Ray is not installed (pip install -e ".[ray]")')
+# One test process runs this file's tests one after the other: two local Ray instances at once on a
+# 2-core machine starve each other's health checks.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 def test_old_configs_name_the_runtime_selfplay_backend(tmp_path):
