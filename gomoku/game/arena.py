@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from gomoku.game.board import DRAW, Board, IllegalMoveError, other
+from gomoku.game.processes import worker_context
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, make_player
 
@@ -371,7 +372,7 @@ def _play_in_processes(jobs: list[tuple], workers: int, uses_torch: bool) -> Ite
     caller stops early (Ctrl-C, an error): no queued game is played after that."""
     import multiprocessing as mp
 
-    context = mp.get_context("spawn")
+    context = worker_context()
     job_queue, results = context.Queue(), context.Queue()
     job_queue.cancel_join_thread()  # jobs left when the workers are stopped are dropped at exit
     for job in jobs:

@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from gomoku.game.board import DRAW, Board
+from gomoku.game.processes import worker_context
 from gomoku.training.config import BoardConfig, SearchSection
 from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
 from nets.onnx_export import onnx_available
@@ -262,7 +263,7 @@ class WorkerPool:
     POLL_S = 5.0  # how often run() looks at the inference server while no worker says anything
 
     def __init__(self, n: int, config_dict: dict, server_evaluator=None):
-        self._ctx = mp.get_context("spawn")
+        self._ctx = worker_context()
         self._config = config_dict
         self.server = None
         if server_evaluator is not None:
