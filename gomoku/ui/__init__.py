@@ -1,13 +1,17 @@
-"""The pygame play window (``python scripts/play.py``), in parts:
+"""The pygame play window (``python scripts/play.py``). Each module, and the modules of this package
+it imports (no cycles, not even under TYPE_CHECKING); the first four import no pygame:
 
-- ``session``: the game and its commands (moves, who played them, undo, swap, stepping back and
-  forth, resuming from any point) and the saved-game text format. No pygame.
-- ``ai``: the opponent (from a spec, its strength presets) and its search in a worker thread, with
-  the analysis the window shows (visits, win rate and prior per move, the expected line). No pygame.
-- ``layout``, ``sprites``, ``draw``, ``panel``: where everything goes at the window's size, and
-  the drawing of one frame (board and status line; the side panel).
-- ``app``: ``PlayApp``, the window: events in, commands to the session and the AI, frames out.
+- ``session``: the game, its commands (undo, swap, stepping back, resuming) and saved-game text; none.
+- ``ai``: the opponent from a spec, its strengths, its search in a worker thread, the analysis; session.
+- ``sizes``: the window's smallest and largest size (``--window``); none.
+- ``frame``: pure functions from a ``Scene`` (plain values the app gathers) to a ``Frame``; ai, session.
+- ``look``: colours, fonts and the sprites; none.
+- ``layout``: where everything goes at the window's size; session, sizes.
+- ``paint``: the ``Painter`` (surface, sprites, text) and what it drew where (``Hit``); layout, look.
+- ``panel``: paints a ``Frame``'s side panel with a painter; ai, frame, look, paint, session.
+- ``draw``: the ``Renderer``, a painter that paints a whole ``Frame``; frame, look, paint, panel.
+- ``app``: ``PlayApp``: events in, commands to session and AI, Scene -> Frame -> Renderer; ai, draw,
+  frame, layout, session, sizes.
 
-Only ``layout``, ``sprites``, ``draw``, ``panel`` and ``app`` import pygame; ``import gomoku`` (and
-this package) does not.
+``import gomoku`` (and this package) imports no pygame.
 """

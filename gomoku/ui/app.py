@@ -18,11 +18,11 @@ import pygame
 
 from gomoku.game.board import EMPTY, Board
 from gomoku.players import Player, format_point
-from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, NO_MOVE, Analysis, OneTorchThread,
+from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,
                           Strength, Thinker, build_opponent, choose_opponent, describe_spec,
                           player_setting, short_spec, spec_strength, strength_ladder, with_strength)
 from gomoku.ui.draw import Renderer
-from gomoku.ui.frame import GAME_OVER, Frame, build_frame, status_text
+from gomoku.ui.frame import GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
 from gomoku.ui.session import (BLACK, COLOUR_NAMES, WHITE, Author, Session, SetupError, describe_undo,
                                initial_game)
@@ -119,28 +119,13 @@ class PlayApp:
         """Nothing to wait for: no search runs or ends, and the AI is not to move (or has failed)."""
         return self.thinker.can_start() and (not self.session.ai_to_move() or self.ai_error is not None)
 
-    def flashing(self) -> bool:
-        return self._flash is not None
-
-    def flash_text(self) -> str:
-        return self._flash[0] if self._flash else ""
-
     def flash(self, text: str) -> None:
         self._flash = (text, time.perf_counter() + FLASH_SECONDS)
         self._dirty = True
 
     def shown_analysis(self) -> tuple[Analysis | None, int]:
-        """The analysis for the position shown (live, stored, or the search that chose its last
-        move) and the move played from the analysed position (NO_MOVE when none)."""
-        position, job = self.session.position(), self.thinker.job
-        live = job.live() if job is not None and job.moves == position else None
-        if live is not None:
-            return live, NO_MOVE
-        if position in self.analyses:
-            return self.analyses[position], NO_MOVE
-        if position and position[:-1] in self.analyses:
-            return self.analyses[position[:-1]], position[-1]
-        return None, NO_MOVE
+        """The analysis for the position shown and the move played from it (``frame.shown_analysis``)."""
+        return shown_analysis(self.session.position(), self._thinking(), self.analyses)
 
     # -------------------------------------------------------------------------- commands
     def play(self, move: int) -> bool:
@@ -344,11 +329,29 @@ class PlayApp:
         self._dirty = True
 
     # -------------------------------------------------------------------------- what is shown
+    def _thinking(self) -> Thinking | None:
+        job = self.thinker.job
+        return None if job is None else Thinking(job.moves, job.elapsed(), job.live(), job.target_playouts())
+
+    def scene(self) -> Scene:
+        """What the next frame is made from, gathered now (``frame.build_frame`` makes the frame)."""
+        hover = self.hover
+        rank = None if hover is None else next(
+            (hit.value for hit in self.renderer.hits if hit.kind == "top" and hit.rect.collidepoint(hover)), None)
+        return Scene(session=self.session, thinking=self._thinking(), stopping=bool(self.thinker.stopping),
+                     analyses=self.analyses, flash=self._flash[0] if self._flash else None,
+                     ai_error=self.ai_error, ai_spec=self.ai_spec,
+                     can_analyse=callable(getattr(self.ai, "analyse", None)),
+                     strength=self.strength.label if self.strength else "", note=self.note,
+                     show_numbers=self.show_numbers, show_analysis=self.show_analysis, show_line=self.show_line,
+                     hover=hover, hover_point=None if hover is None else self.layout.pixel_to_point(hover),
+                     hover_rank=rank)
+
     def status_text(self) -> str:
-        return status_text(self)
+        return status_text(self.scene())
 
     def frame(self) -> Frame:
-        return build_frame(self)
+        return build_frame(self.scene())
 
     # -------------------------------------------------------------------------- loop
     def draw(self) -> pygame.Surface:

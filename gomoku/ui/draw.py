@@ -1,9 +1,9 @@
 """Drawing one frame of the play window: the board and the status line (the side panel: ``panel``).
 
 The app describes a frame as a ``Frame`` (``frame``: the board, the texts, the analysis, the ghost
-stones); ``Renderer.draw`` paints it. The renderer also keeps what it drew where, for the app and
-the tests: ``drawn`` (every text of the last frame with its rectangle) and ``hits`` (the clickable
-rows of the panel).
+stones); ``Renderer.draw`` paints it. The renderer is a ``paint.Painter``: it keeps what it drew
+where, for the app and the tests: ``drawn`` (every text of the last frame with its rectangle) and
+``hits`` (the clickable rows of the panel).
 """
 
 from __future__ import annotations
@@ -16,95 +16,16 @@ import pygame
 from gomoku.game.board import EMPTY
 from gomoku.players import COLUMN_LETTERS
 from gomoku.ui import look
-from gomoku.ui.frame import DrawnText, Frame, Hit, Tone
-from gomoku.ui.layout import Layout
+from gomoku.ui.frame import Frame, Tone
+from gomoku.ui.paint import Painter
 from gomoku.ui.panel import draw_panel
 
-TEXT_CACHE_LIMIT = 800
-MIN_TEXT_PX = 12  # no text is set smaller than this many pixels (the smallest window gives 13 * 12/13)
 STATUS_FONT = 18
 STATUS_MIN_FONT = 13
 
 
-class Painter:
-    """Text on the window surface: scaled fonts, a cache of rendered texts, a log of what was drawn."""
-
-    def __init__(self, screen: pygame.Surface, layout: Layout):
-        self.screen = screen
-        self.layout = layout
-        self._fonts: dict[tuple[int, bool], pygame.font.Font] = {}
-        self._texts: dict[tuple, pygame.Surface] = {}
-        self.drawn: list[DrawnText] = []
-        self.hits: list[Hit] = []
-
-    def set_layout(self, screen: pygame.Surface, layout: Layout) -> None:
-        self.screen, self.layout = screen, layout
-        self._fonts.clear()
-        self._texts.clear()
-
-    def font_pixels(self, size: int) -> int:
-        """The pixel size of the design's font ``size`` at this scale."""
-        return max(MIN_TEXT_PX, round(size * self.layout.scale))
-
-    def font(self, size: int, bold: bool = False) -> pygame.font.Font:
-        pixels = self.font_pixels(size)
-        key = (pixels, bold)
-        if key not in self._fonts:
-            self._fonts[key] = pygame.font.SysFont(look.FONT_NAMES, pixels, bold=bold)
-        return self._fonts[key]
-
-    def render(self, text: str, size: int, colour, bold: bool = False) -> pygame.Surface:
-        key = (text, size, tuple(colour), bold)
-        surface = self._texts.get(key)
-        if surface is None:
-            if len(self._texts) > TEXT_CACHE_LIMIT:
-                self._texts.clear()
-            surface = self.font(size, bold).render(text, True, colour)
-            self._texts[key] = surface
-        return surface
-
-    def text(self, text: str, size: int, colour, pos, bold: bool = False, anchor: str = "topleft",
-             max_width: int | None = None, min_size: int | None = None) -> pygame.Rect:
-        """Draw ``text``; wider than ``max_width`` it is first set smaller (down to ``min_size``),
-        then cut short with "..."."""
-        if max_width is not None:
-            while min_size is not None and size > min_size and self.render(text, size, colour, bold).get_width() > max_width:
-                size -= 1
-            if self.render(text, size, colour, bold).get_width() > max_width:
-                while len(text) > 1 and self.render(text + "...", size, colour, bold).get_width() > max_width:
-                    text = text[:-1]
-                text += "..."
-        surface = self.render(text, size, colour, bold)
-        rect = surface.get_rect(**{anchor: pos})
-        self.screen.blit(surface, rect)
-        self.drawn.append(DrawnText(text, rect, size, self.font_pixels(size)))
-        return rect
-
-    def wrap(self, text: str, size: int, width: int, bold: bool = False) -> list[str]:
-        lines, line = [], ""
-        for word in text.split():
-            trial = f"{line} {word}".strip()
-            if line and self.font(size, bold).size(trial)[0] > width:
-                lines.append(line)
-                line = word
-            else:
-                line = trial
-        return lines + ([line] if line else [])
-
-    def texts(self) -> list[str]:
-        return [item.text for item in self.drawn]
-
-
 class Renderer(Painter):
     """Paints frames; ``set_layout`` after the window changed size."""
-
-    def __init__(self, screen: pygame.Surface, layout: Layout):
-        super().__init__(screen, layout)
-        self.set_layout(screen, layout)
-
-    def set_layout(self, screen: pygame.Surface, layout: Layout) -> None:
-        super().set_layout(screen, layout)
-        self.sprites = look.Sprites(layout.wood.width, layout.stone_radius, layout.small_radius)
 
     def draw(self, frame: Frame) -> pygame.Surface:
         self.drawn, self.hits = [], []

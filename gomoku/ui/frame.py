@@ -1,21 +1,18 @@
-"""What one frame of the play window shows, as plain data: ``build_frame`` makes a ``Frame`` from
-the app's state (the analysis to show, the move list, the ghost stones of an expected line), the
-renderer (``draw``, ``panel``) paints it and records what it drew where (``DrawnText``, ``Hit``)."""
+"""What one frame of the play window shows, as plain data, and how it is made: the app gathers a
+``Scene`` (the game, the AI's search, the messages and switches, where the mouse is) and
+``build_frame`` turns it into a ``Frame`` (the texts, the analysis to show, the move list, the ghost
+stones of an expected line), which the renderer (``draw``, ``panel``) paints. Pure functions, no
+pygame, no app."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
-
-import pygame
+from typing import Mapping
 
 from gomoku.game.board import DRAW, EMPTY, Board
 from gomoku.ui.ai import NO_MOVE, Analysis, SearchState, describe_spec, percent, short_spec
 from gomoku.ui.session import COLOUR_NAMES, Author, Session
-
-if TYPE_CHECKING:
-    from gomoku.ui.app import PlayApp
 
 
 class Tone(str, Enum):
@@ -67,72 +64,102 @@ class Frame:
 
 
 @dataclass(frozen=True)
-class DrawnText:
-    text: str
-    rect: pygame.Rect
-    size: int  # the font size asked for (design pixels)
-    pixels: int  # the font size it was set in (window pixels)
+class Thinking:
+    """The AI's running search, as the window shows it."""
+
+    moves: tuple[int, ...]  # the position it searches
+    seconds: float  # since it started
+    live: Analysis | None  # its analysis so far (None before its first round)
+    target: int | None  # the playouts it will make (None when it has no such count)
 
 
 @dataclass(frozen=True)
-class Hit:
-    """A clickable (or hoverable) part of the last frame: ``kind`` "ply" or "top", and its value."""
+class Scene:
+    """What a frame is made from, gathered by the app at once: plain values, read and never changed."""
 
-    rect: pygame.Rect
-    kind: str
-    value: int
+    session: Session
+    thinking: Thinking | None = None
+    stopping: bool = False  # a stopped search has not ended yet
+    analyses: Mapping[tuple[int, ...], Analysis] = field(default_factory=dict)  # per position searched
+    flash: str | None = None  # a short message ("E5 is taken") that replaces the status line for a while
+    ai_error: str | None = None
+    ai_spec: str = ""
+    can_analyse: bool = False  # the AI's search reports visits (else no analysis is shown)
+    strength: str = ""  # the AI's strength, "" when it cannot be changed
+    note: str = ""  # why the AI is not the one asked for ("" when it is)
+    show_numbers: bool = False
+    show_analysis: bool = True
+    show_line: bool = False
+    hover: tuple[int, int] | None = None  # the mouse, in window pixels
+    hover_point: int | None = None  # the board point under the mouse
+    hover_rank: int | None = None  # the row of the top-moves table under the mouse (its rank, from 0)
 
 
 # ------------------------------------------------------------------------------ building a frame
 GAME_OVER = "The game is over: N for a new game, U to undo."
 
 
-def status_text(app: "PlayApp") -> str:
+def status_text(scene: Scene) -> str:
     """The status line: the AI's search while it runs (then any short message after it), else a
     short message, the position while stepping back, the game's end, whose move."""
-    session, job = app.session, app.thinker.job
-    if job is not None:
-        live, target = job.live(), job.target_playouts()
+    session, thinking, flash = scene.session, scene.thinking, scene.flash
+    if thinking is not None:
+        live, target = thinking.live, thinking.target
         done = f" ({live.playouts}/{target} playouts)" if live is not None and target else ""
-        thinking = f"AI thinking... {job.elapsed():.1f} s{done}"
-        return f"{thinking}  |  {app.flash_text()}" if app.flashing() else thinking
-    if app.flashing():
-        return app.flash_text()
+        text = f"AI thinking... {thinking.seconds:.1f} s{done}"
+        return f"{text}  |  {flash}" if flash is not None else text
+    if flash is not None:
+        return flash
     if session.reviewing():
         return (f"Move {session.cursor} of {len(session.history)}: Left/Right to step, "
                 "Enter or a click goes on from here")
-    ended, winner = app.board.game_end()
+    ended, winner = session.board.game_end()
     if ended:
         if winner == DRAW:
             return "Draw: the board is full. N: new game"
-        return "You win! N: new game" if winner == app.human else "The AI wins. N: new game, U: undo"
-    if app.ai_error:
-        return f"The AI failed ({app.ai_error}). N: new game"
-    if app.thinker.stopping:
+        return "You win! N: new game" if winner == session.human else "The AI wins. N: new game, U: undo"
+    if scene.ai_error:
+        return f"The AI failed ({scene.ai_error}). N: new game"
+    if scene.stopping:
         return "Stopping the AI's search..."
-    if app.board.current_player == app.human:
-        return f"Your move ({COLOUR_NAMES[app.human]}): click a point"
+    if session.board.current_player == session.human:
+        return f"Your move ({COLOUR_NAMES[session.human]}): click a point"
     return "AI to move"
 
 
-def build_frame(app: "PlayApp") -> Frame:
-    """What the window shows now, from the app's game, AI and switches."""
-    session, job = app.session, app.thinker.job
+def shown_analysis(position: tuple[int, ...], thinking: Thinking | None,
+                   analyses: Mapping[tuple[int, ...], Analysis]) -> tuple[Analysis | None, int]:
+    """The analysis for the position shown (live, stored, or the search that chose its last
+    move) and the move played from the analysed position (NO_MOVE when none)."""
+    live = thinking.live if thinking is not None and thinking.moves == position else None
+    if live is not None:
+        return live, NO_MOVE
+    if position in analyses:
+        return analyses[position], NO_MOVE
+    if position and position[:-1] in analyses:
+        return analyses[position[:-1]], position[-1]
+    return None, NO_MOVE
+
+
+def build_frame(scene: Scene) -> Frame:
+    """What the window shows now, from the game, the AI's search and the switches."""
+    session, thinking = scene.session, scene.thinking
     board = session.board
-    analysis, marked = app.shown_analysis()
+    analysis, marked = shown_analysis(session.position(), thinking, scene.analyses)
+    flashing = scene.flash is not None
     ended, winner = board.game_end()
-    tone = Tone.ALERT if app.flashing() or ended else Tone.NORMAL
-    if ended and winner == session.human and not app.flashing():
+    tone = Tone.ALERT if flashing or ended else Tone.NORMAL
+    if ended and winner == session.human and not flashing:
         tone = Tone.WIN
-    target = job.target_playouts() if job is not None and analysis is not None and job.moves == analysis.moves else None
-    toggles = {name for name, on in (("numbers", app.show_numbers), ("analysis", app.show_analysis),
-                                     ("line", app.show_line)) if on}
-    return Frame(board=board, human=session.human, status=app.status_text(), tone=tone, busy=job is not None,
-                 ai_name=describe_spec(app.ai_spec), strength=app.strength.label if app.strength else "",
-                 note="no model found" if app.note else "", analysis=analysis,
-                 analysis_info=analysis_info(analysis, target), analysis_hint=analysis_hint(app),
-                 marked=marked, moves=move_rows(session, app.analyses), show_numbers=app.show_numbers,
-                 show_analysis=app.show_analysis, ghosts=ghosts(app, analysis), hover=app.hover,
+    target = thinking.target if thinking is not None and analysis is not None and thinking.moves == analysis.moves else None
+    toggles = {name for name, on in (("numbers", scene.show_numbers), ("analysis", scene.show_analysis),
+                                     ("line", scene.show_line)) if on}
+    return Frame(board=board, human=session.human, status=status_text(scene), tone=tone, busy=thinking is not None,
+                 ai_name=describe_spec(scene.ai_spec), strength=scene.strength,
+                 note="no model found" if scene.note else "", analysis=analysis,
+                 analysis_info=analysis_info(analysis, target), analysis_hint=analysis_hint(scene),
+                 marked=marked, moves=move_rows(session, scene.analyses), show_numbers=scene.show_numbers,
+                 show_analysis=scene.show_analysis, ghosts=ghosts(scene, analysis), hover=scene.hover,
                  toggles=frozenset(toggles))
 
 
@@ -148,10 +175,10 @@ def analysis_info(analysis: Analysis | None, target: int | None = None) -> str:
     return f"{analysis.playouts} playouts{kept}, {analysis.seconds:.1f} s"
 
 
-def analysis_hint(app: "PlayApp") -> str:
-    if not callable(getattr(app.ai, "analyse", None)):
-        return f"no search statistics for {short_spec(app.ai_spec)}"
-    return "searching..." if app.thinker.job is not None else "The AI's search shows here."
+def analysis_hint(scene: Scene) -> str:
+    if not scene.can_analyse:
+        return f"no search statistics for {short_spec(scene.ai_spec)}"
+    return "searching..." if scene.thinking is not None else "The AI's search shows here."
 
 
 def move_rows(session: Session, analyses: dict[tuple[int, ...], Analysis]) -> tuple[MoveRow, ...]:
@@ -183,20 +210,18 @@ def line_ghosts(analysis: Analysis, line: tuple[int, ...], session: Session) -> 
     return ghosts
 
 
-def ghosts(app: "PlayApp", analysis: Analysis | None) -> tuple[Ghost, ...]:
+def ghosts(scene: Scene, analysis: Analysis | None) -> tuple[Ghost, ...]:
     """The line of the top move under the mouse (or the main line with V), and the stone you
     would play at the point under the mouse."""
-    session, hover = app.session, app.hover
+    session, rank = scene.session, scene.hover_rank
     result: list[Ghost] = []
     if analysis is not None:
-        rank = next((hit.value for hit in app.renderer.hits
-                     if hit.kind == "top" and hover is not None and hit.rect.collidepoint(hover)), None)
         if rank is not None and rank < len(analysis.top):
             result = line_ghosts(analysis, analysis.top[rank].line, session)
-        elif app.show_line and analysis.top:
+        elif scene.show_line and analysis.top:
             result = line_ghosts(analysis, analysis.top[0].line, session)
-    if hover is not None and session.human_to_move():
-        move = app.layout.pixel_to_point(hover)
-        if move is not None and session.board.stone(move) == EMPTY and all(g.move != move for g in result):
+    if scene.hover_point is not None and session.human_to_move():
+        move = scene.hover_point
+        if session.board.stone(move) == EMPTY and all(g.move != move for g in result):
             result.append(Ghost(move, session.human))
     return tuple(result)

@@ -1,11 +1,10 @@
 """The side panel of the play window: who plays what and the AI's strength, the analysis (the win
 estimate per side, a mini-board of the search's visits, the top moves with visits, win rate and
-prior), the move list, and the buttons. Drawn by ``draw.Renderer`` with its painter."""
+prior), the move list, and the buttons, painted with a ``paint.Painter`` (``draw.Renderer``)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pygame
@@ -14,11 +13,9 @@ from gomoku.game.board import EMPTY
 from gomoku.players import COLUMN_LETTERS, format_point
 from gomoku.ui import look
 from gomoku.ui.ai import Analysis, percent
-from gomoku.ui.frame import Frame, Hit
+from gomoku.ui.frame import Frame
+from gomoku.ui.paint import Hit, Painter
 from gomoku.ui.session import BLACK, COLOUR_NAMES, WHITE
-
-if TYPE_CHECKING:
-    from gomoku.ui.draw import Renderer
 
 SEPARATOR_Y = 90
 ANALYSIS_Y = 98
@@ -45,7 +42,7 @@ def win_labels(analysis: Analysis, human: int) -> tuple[str, str]:
     return f"Black ({who(BLACK)}) {black}%", f"{100 - black}% White ({who(WHITE)})"
 
 
-def draw_panel(p: Renderer, frame: Frame) -> None:
+def draw_panel(p: Painter, frame: Frame) -> None:
     lay, screen = p.layout, p.screen
     panel = lay.panel
     pygame.draw.rect(screen, look.PANEL, panel, border_radius=lay.px(10))
@@ -64,7 +61,7 @@ def draw_panel(p: Renderer, frame: Frame) -> None:
     _draw_buttons(p, frame)
 
 
-def _draw_players(p: Renderer, frame: Frame) -> None:
+def _draw_players(p: Painter, frame: Frame) -> None:
     lay = p.layout
     x, right, y = lay.panel.x + lay.pad, lay.panel.right - lay.pad, lay.panel.y + lay.px(12)
     for index, (who, colour) in enumerate((("You", frame.human), ("AI", 3 - frame.human))):
@@ -86,7 +83,7 @@ def _draw_players(p: Renderer, frame: Frame) -> None:
         p.text("Strength: fixed for this player", 14, look.DIM, (x, y + lay.px(3)), max_width=right - x)
 
 
-def _draw_analysis(p: Renderer, frame: Frame) -> None:
+def _draw_analysis(p: Painter, frame: Frame) -> None:
     lay, screen, analysis = p.layout, p.screen, frame.analysis
     x, right = lay.panel.x + lay.pad, lay.panel.right - lay.pad
     y = lay.panel.y + lay.px(ANALYSIS_Y)
@@ -114,7 +111,7 @@ def _draw_analysis(p: Renderer, frame: Frame) -> None:
     _draw_top_moves(p, frame)
 
 
-def _draw_heat(p: Renderer, frame: Frame) -> None:
+def _draw_heat(p: Painter, frame: Frame) -> None:
     """The mini-board: the stones shown on the board, the search's visits as heat on empty points."""
     lay, screen, board = p.layout, p.screen, frame.board
     n, cell = lay.n, lay.heat_cell
@@ -161,7 +158,7 @@ def _draw_heat(p: Renderer, frame: Frame) -> None:
         pygame.draw.rect(screen, look.GOLD, (ox + c * cell, oy + r * cell, cell, cell), lay.px(2), border_radius=lay.px(3))
 
 
-def _draw_top_moves(p: Renderer, frame: Frame) -> None:
+def _draw_top_moves(p: Painter, frame: Frame) -> None:
     lay, analysis = p.layout, frame.analysis
     if analysis is None or not analysis.top:
         return
@@ -186,7 +183,7 @@ def _draw_top_moves(p: Renderer, frame: Frame) -> None:
             p.text(text, 14, look.TEXT, (column, y), anchor="topright")
 
 
-def _draw_move_list(p: Renderer, frame: Frame) -> None:
+def _draw_move_list(p: Painter, frame: Frame) -> None:
     lay, rect = p.layout, p.layout.moves
     p.text("Moves", 14, look.TEXT, (rect.x, rect.y), bold=True)
     p.text("AI win", 13, look.DIM, (rect.right, rect.y + lay.px(3)), anchor="topright")
@@ -215,7 +212,7 @@ def _draw_move_list(p: Renderer, frame: Frame) -> None:
             p.text(row.note, 13, look.DIM if row.shown else look.FAINT, (rect.right, y + lay.px(1)), anchor="topright")
 
 
-def _draw_buttons(p: Renderer, frame: Frame) -> None:
+def _draw_buttons(p: Painter, frame: Frame) -> None:
     lay = p.layout
     for button in lay.buttons:
         if button.action in ("weaker", "stronger") and not frame.strength:
