@@ -1,16 +1,21 @@
-"""The play window's game and its commands (gomoku/ui/session.py) and the saved-game text: no pygame."""
+"""The play window's game and its commands (gomoku/ui/session.py), the saved-game text, the frame built
+from a plain scene (gomoku/ui/frame.py) and the imports between the window's modules: no pygame."""
 
+import ast
 import dataclasses
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import gomoku.ui
 from gomoku.game.board import Board
 from gomoku.players import parse_point
-from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, MoveStats, SearchState, Strength,
-                          spec_strength, strength_ladder, with_strength)
+from gomoku.ui.ai import (NO_MOVE, SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, MoveStats, SearchState,
+                          Strength, short_spec, spec_strength, strength_ladder, with_strength)
+from gomoku.ui.frame import Ghost, Scene, Thinking, Tone, build_frame
 from gomoku.ui.session import (BLACK, WHITE, Author, Played, Session, SetupError, describe_undo, format_game,
                                initial_game, parse_game)
 
@@ -26,7 +31,7 @@ def session_with(names, authors, human=BLACK):
 
 
 def test_the_session_package_needs_no_pygame():
-    code = "import sys, gomoku.ui.session, gomoku.ui.ai; assert 'pygame' not in sys.modules"
+    code = "import sys, gomoku.ui.session, gomoku.ui.ai, gomoku.ui.frame; assert 'pygame' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
@@ -164,3 +169,89 @@ def test_a_saved_game_names_the_setting_each_ai_move_was_played_at():
     saved = parse_game("\n".join(lines))
     assert saved.moves == game.position() and saved.human_colour() == BLACK
     assert Session(9, BLACK).to_text("minimax:2").splitlines()[3] == "# white: minimax:2"  # no AI move yet
+
+
+# ---------------------------------------------------------------------------- the frame, from a scene
+def test_a_frame_is_built_from_a_scene_alone():
+    """``build_frame`` reads only the plain values of a ``Scene`` (no app, no window): the status
+    line, the analysis shown, the move list and the ghost stones."""
+    e5, d4, f6, c3, a1 = (p(name) for name in ("E5", "D4", "F6", "C3", "A1"))
+    visits = np.zeros(81)
+    visits[d4] = 6
+    best = MoveStats(d4, 6, 1.0, 0.75, 0.2, (d4, f6, c3))
+    chose = Analysis((e5,), WHITE, visits, 0.5, 6, 0.4, (best,), SearchState.DONE, d4)
+    you_to_move = session_with(["E5", "D4"], [Author.YOU, Author.AI])
+    scene = Scene(you_to_move, analyses={(e5,): chose}, ai_spec="az:models/9x9.pt:400", can_analyse=True,
+                  strength="400 playouts", show_line=True, hover_point=a1)
+    frame = build_frame(scene)
+    assert frame.status == "Your move (Black): click a point" and frame.tone == Tone.NORMAL and not frame.busy
+    assert frame.analysis is chose and frame.marked == d4 and frame.analysis_info == "6 playouts, 0.4 s"
+    assert [(row.ply, row.move, row.colour, row.note, row.shown) for row in frame.moves] == [
+        (1, e5, BLACK, "", True), (2, d4, WHITE, "75%", True)]
+    # The line from the position shown (D4 was played), numbered; the stone you would play at A1.
+    assert frame.ghosts == (Ghost(f6, BLACK, 1), Ghost(c3, WHITE, 2), Ghost(a1, BLACK))
+    assert frame.toggles == {"analysis", "line"} and frame.strength == "400 playouts"
+    assert build_frame(dataclasses.replace(scene, show_line=False, hover_point=d4)).ghosts == ()  # D4 is taken
+    hovered = build_frame(dataclasses.replace(scene, show_line=False, hover_point=None, hover_rank=0))
+    assert hovered.ghosts == frame.ghosts[:2]
+
+    ai_to_move = session_with(["E5"], [Author.YOU])
+    live = dataclasses.replace(chose, playouts=40, state=SearchState.LIVE, chosen=NO_MOVE)
+    thinking = Scene(ai_to_move, Thinking((e5,), 2.34, live, 400), can_analyse=True, flash="Saved x.txt")
+    frame = build_frame(thinking)
+    assert frame.status == "AI thinking... 2.3 s (40/400 playouts)  |  Saved x.txt"
+    assert frame.busy and frame.tone == Tone.ALERT and frame.analysis is live and frame.marked == NO_MOVE
+    assert frame.analysis_info == "live: 40/400 playouts"
+    first = build_frame(Scene(ai_to_move, Thinking((e5,), 0.5, None, 400), can_analyse=True))
+    assert first.status == "AI thinking... 0.5 s" and first.analysis is None and first.analysis_hint == "searching..."
+    assert build_frame(Scene(ai_to_move, ai_spec="minimax:2")).analysis_hint == \
+        f"no search statistics for {short_spec('minimax:2')}"
+    assert build_frame(Scene(ai_to_move, stopping=True)).status == "Stopping the AI's search..."
+    assert build_frame(Scene(ai_to_move, ai_error="boom")).status == "The AI failed (boom). N: new game"
+    assert build_frame(Scene(ai_to_move)).status == "AI to move"
+
+    won = session_with(["A1", "A2", "B1", "B2", "C1", "C2", "D1", "D2", "E1"],
+                       [Author.YOU, Author.AI] * 4 + [Author.YOU])
+    assert (build_frame(Scene(won)).status, build_frame(Scene(won)).tone) == ("You win! N: new game", Tone.WIN)
+    assert build_frame(Scene(won, flash="hi")).tone == Tone.ALERT
+    won.go_to(3)
+    assert build_frame(Scene(won)).status.startswith("Move 3 of 9: ")
+
+
+# ---------------------------------------------------------------------------- the imports between modules
+def ui_imports() -> dict[str, set[str]]:
+    """Each module of gomoku.ui and the modules of gomoku.ui it imports, read from the source (so an
+    import under TYPE_CHECKING or inside a function counts too)."""
+    graph = {}
+    for path in sorted(Path(gomoku.ui.__file__).parent.glob("*.py")):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "gomoku.ui":
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gomoku.ui."):
+                names.add(node.module.split(".")[2])
+            elif isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[2] for alias in node.names if alias.name.startswith("gomoku.ui.")}
+        graph[path.stem] = names
+    return graph
+
+
+def in_a_cycle(graph: dict[str, set[str]]) -> set[str]:
+    """The modules left after taking away, again and again, those whose imports are all taken away:
+    empty when the imports have no cycle."""
+    left = dict(graph)
+    while True:
+        leaves = {name for name, imports in left.items() if not imports & left.keys()}
+        if not leaves:
+            return set(left)
+        for name in leaves:
+            del left[name]
+
+
+def test_the_window_modules_import_each_other_without_a_cycle():
+    graph = ui_imports()
+    assert {"app", "frame", "draw", "panel", "paint", "session"} <= graph.keys() and "frame" in graph["app"]
+    assert in_a_cycle(graph) == set()
+    assert not graph["frame"] & {"app", "draw", "panel", "paint", "layout", "look"}  # the frame knows no window
+    assert "draw" not in graph["panel"] and "app" not in set().union(*(graph[m] for m in graph if m != "app"))
+    assert in_a_cycle({**graph, "frame": graph["frame"] | {"app"}}) >= {"app", "frame"}  # the check sees one

@@ -151,7 +151,8 @@ def build_frame(scene: Scene) -> Frame:
     tone = Tone.ALERT if flashing or ended else Tone.NORMAL
     if ended and winner == session.human and not flashing:
         tone = Tone.WIN
-    target = thinking.target if thinking is not None and analysis is not None and thinking.moves == analysis.moves else None
+    searched = analysis.moves if analysis is not None else None
+    target = thinking.target if thinking is not None and thinking.moves == searched else None  # of this search
     toggles = {name for name, on in (("numbers", scene.show_numbers), ("analysis", scene.show_analysis),
                                      ("line", scene.show_line)) if on}
     return Frame(board=board, human=session.human, status=status_text(scene), tone=tone, busy=thinking is not None,
