@@ -13,15 +13,13 @@ Value-sign convention (the one place it is stated):
     terminal position is valued exactly: -1 for the player to move when the previous move made a
     line (they have lost), 0 for a full board; a position the rules call won by force, +1.
 
-Layout: each of ``n_trees`` trees owns ``capacity`` node slots. Per node the arrays hold, over all
-``H*W`` moves, the priors ``P``, visit counts ``N`` and value sums ``W`` of its edges, and the
-child slot of each edge (-1 until expanded). Nodes hold statistics only; positions are rebuilt
-during the descent by placing stones on a per-tree working copy of the root position, so no
-board is ever deep-copied. Selection is one numpy expression over the children of the current
-nodes of all trees at once, and the leaves of all trees go to the evaluator as one batch. One
-playout in one tree (the players' single-game search) takes a scalar path instead, on array views
-(``_step_one``, ``_descend_one``): the batch bookkeeping would cost it about 60 us a playout,
-measured as a third fewer playouts per second with a cheap evaluator.
+Layout (``mcts.tree.TreeArrays``): per tree, node slots holding the statistics of their edges;
+positions are rebuilt during the descent by placing stones on a per-tree working copy of the root
+position, so no board is ever deep-copied. Selection is one numpy expression over the children of
+the current nodes of all trees at once, and the leaves of all trees go to the evaluator as one
+batch. One playout in one tree (the players' single-game search) takes a scalar path instead, on
+array views (``_step_one``, ``_descend_one``): the batch bookkeeping would cost it about 60 us a
+playout, measured as a third fewer playouts per second with a cheap evaluator.
 
 Selection (PUCT, as in the classic AlphaZero-Gomoku): ``argmax_a Q(s,a) + c_puct * P(s,a) *
 sqrt(N(s)) / (1 + N(s,a))`` with ``Q = 0`` for unvisited edges, ``N(s)`` the visits of node ``s``
@@ -53,12 +51,11 @@ from mcts.geometry import Geometry
 from mcts.gumbel import GumbelRoot
 from mcts.result import NO_MOVE, SearchResult, visit_policy
 from mcts.rules import FIRST, SECOND, FreestyleRules
+from mcts.tree import ILLEGAL_VALUE_SUM, NO_CHILD, TreeArrays
 from mcts.vct import DEFAULT_VCT_NODES
 
 log = logging.getLogger(__name__)
 
-NO_CHILD = -1
-ILLEGAL_VALUE_SUM = -1e9  # the value sum of edges to occupied points, so selection never takes them
 CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
 
 __all__ = ["CAPACITY_PER_PLAYOUT", "DEFAULT_VCF_NODES", "DEFAULT_VCT_NODES", "BatchedMCTS", "GameLike",
@@ -115,7 +112,7 @@ class _Descent:
                         cells=cat("cells"), to_move=cat("to_move"), terminal_value=cat("terminal_value"))
 
 
-class BatchedMCTS:
+class BatchedMCTS(TreeArrays):
     """PUCT search over ``n_trees`` independent games, batching their leaves for the evaluator.
 
     ``rules`` (default: freestyle with the config's forced-move and threat rules) must be of the
@@ -134,14 +131,7 @@ class BatchedMCTS:
         self.n_trees = n_trees
         self.rng = rng if rng is not None else np.random.default_rng()
         size = self.geometry.size
-        self.capacity = CAPACITY_PER_PLAYOUT * config.n_playout + 2
-        shape = (n_trees, self.capacity, size)
-        self.prior = np.zeros(shape, dtype=np.float64)
-        self.visits = np.zeros(shape, dtype=np.float64)
-        self.value_sum = np.zeros(shape, dtype=np.float64)
-        self.children = np.full(shape, NO_CHILD, dtype=np.int32)
-        self.node_visits = np.zeros((n_trees, self.capacity), dtype=np.float64)
-        self.n_nodes = np.zeros(n_trees, dtype=np.int64)  # used slots; the root is slot 0
+        super().__init__(n_trees, CAPACITY_PER_PLAYOUT * config.n_playout + 2, size)
         # The root position of each tree.
         self.root_moves: list[list[int]] = [[] for _ in range(n_trees)]
         self.root_cells = np.zeros((n_trees, size + 1), dtype=np.int8)
@@ -230,7 +220,7 @@ class BatchedMCTS:
         if node == NO_CHILD:
             self.n_nodes[tree] = 0
         elif moves != old:
-            self._compact(tree, node)
+            self._compact(tree, node, self.config.n_playout)
             if self.n_nodes[tree] > 0:
                 self.root_clean_prior[tree] = self.prior[tree, 0]  # a former inner node: no noise
         self.root_moves[tree] = moves
@@ -242,30 +232,6 @@ class BatchedMCTS:
         colour = FIRST if len(moves) % 2 == 1 else SECOND
         if len(moves) == self.geometry.size or (moves and self.rules.wins_one(cells, moves[-1], colour)):
             raise ValueError("cannot search a position where the game has ended")
-
-    def _compact(self, tree: int, new_root: int) -> None:
-        """Keep only the subtree under ``new_root``, renumbered from slot 0."""
-        levels = [np.array([new_root])]
-        while True:
-            children = self.children[tree, levels[-1]]
-            children = children[children != NO_CHILD]
-            if children.size == 0:
-                break
-            levels.append(children)
-        old = np.concatenate(levels)
-        if old.size + self.config.n_playout + 1 > self.capacity:
-            log.debug("reused subtree of %d nodes does not fit; starting a fresh tree", old.size)
-            self.n_nodes[tree] = 0
-            return
-        remap = np.full(self.capacity, NO_CHILD, dtype=np.int32)
-        remap[old] = np.arange(old.size, dtype=np.int32)
-        n = old.size
-        for array in (self.prior, self.visits, self.value_sum):
-            array[tree, :n] = array[tree, old]
-        self.node_visits[tree, :n] = self.node_visits[tree, old]
-        children = self.children[tree, old]
-        self.children[tree, :n] = np.where(children == NO_CHILD, NO_CHILD, remap[children])
-        self.n_nodes[tree] = n
 
     def _root_planes(self, trees: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cells = self.root_cells[trees]
@@ -470,33 +436,6 @@ class BatchedMCTS:
             t = d.trees[active]
             sign = np.where((d.depth[active] - level) % 2 == 1, -1.0, 1.0)
             self.value_sum[t, n, move] += sign * leaf_values[active] + vloss
-
-    def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray,
-                   legal: np.ndarray) -> np.ndarray:
-        """Initialise one node per entry of ``trees`` (at ``slots``, or the next free slots)."""
-        if slots is None:
-            # Several new nodes may belong to the same tree: number them in order.
-            order = np.argsort(trees, kind="stable")
-            sorted_trees = trees[order]
-            starts = np.searchsorted(sorted_trees, sorted_trees, side="left")
-            offset = np.empty_like(order)
-            offset[order] = np.arange(len(trees)) - starts
-            slots = self.n_nodes[trees] + offset
-            np.add.at(self.n_nodes, trees, 1)
-        else:
-            self.n_nodes[trees] = slots + 1
-        self._init_nodes(trees, slots, priors, legal)
-        return slots
-
-    def _init_nodes(self, trees, slots, priors: np.ndarray, legal: np.ndarray) -> None:
-        """Fresh statistics in node ``slots`` of ``trees`` (arrays, or one tree and one slot)."""
-        if np.any(np.asarray(slots) >= self.capacity):
-            raise RuntimeError("search tree capacity exceeded")  # cannot happen: capacity covers n_playout
-        self.prior[trees, slots] = priors
-        self.visits[trees, slots] = 0.0
-        self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)
-        self.children[trees, slots] = NO_CHILD
-        self.node_visits[trees, slots] = 1.0
 
     def _result(self, tree: int, n_playout: int) -> SearchResult:
         visits = self.visits[tree, 0].copy()
