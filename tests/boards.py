@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from gomoku.game.board import Board
-from gomoku.players import parse_point
 
 
 def at(board: Board, *points: str) -> list[int]:
     """The moves of ``points`` (column letter + row number from the bottom) on ``board``."""
-    return [parse_point(board, p) for p in points]
+    return [board.location_to_move(p) for p in points]
 
 
 def position(xs, os_, width=9, height=9, n_in_row=5, start_player=1) -> Board:

@@ -22,7 +22,7 @@ import pytest
 
 from gomoku.game.arena import play_game
 from gomoku.game.board import Board
-from gomoku.players import make_player
+from gomoku.players import make_player, parse_point
 from mcts import BatchedMCTS, SearchConfig
 from tests.boards import position
 
@@ -71,7 +71,8 @@ def summary(result) -> tuple:
 
 
 def board(name: str) -> Board:
-    xs, os_ = POSITIONS[name]
+    """The position ``name`` of POSITIONS (points like "E5" turned into (row, col) for ``position``)."""
+    xs, os_ = ([divmod(parse_point(Board(), p), 9) for p in points] for points in POSITIONS[name])
     return position(xs, os_)
 
 
