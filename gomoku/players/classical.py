@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from gomoku.game.board import DRAW, EMPTY, Board, other
-from mcts.geometry import Geometry
+from mcts.geometry import FOUR, THREE, Geometry, stones_short
 
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,7 @@ class _Lines:
     windows: tuple[tuple[int, ...], ...]
     through: tuple[tuple[int, ...], ...]  # indices of the windows through each point
     near: tuple[tuple[int, ...], ...]  # points within CANDIDATE_DISTANCE of each point, itself not
+    short: tuple[tuple[int, ...], ...]  # a window's stones short of a line, [mine][theirs] (mcts.geometry)
 
 
 @functools.lru_cache(maxsize=None)
@@ -118,7 +119,8 @@ def _lines(width: int, height: int, n_in_row: int) -> _Lines:
                 for r in range(max(0, row - CANDIDATE_DISTANCE), min(height, row + CANDIDATE_DISTANCE + 1))
                 for c in range(max(0, col - CANDIDATE_DISTANCE), min(width, col + CANDIDATE_DISTANCE + 1))
                 if (r, c) != (row, col)))
-    return _Lines(n_in_row, geometry, tuple(map(tuple, windows)), tuple(map(tuple, through)), tuple(near))
+    return _Lines(n_in_row, geometry, tuple(map(tuple, windows)), tuple(map(tuple, through)), tuple(near),
+                  stones_short(n_in_row))
 
 
 def _lines_of(board: Board) -> _Lines:
@@ -152,20 +154,21 @@ def _point_score(point: int, me: int, lines: _Lines, counts: list[list[int]]) ->
 
 
 def _winning_points(board: Board, player: int, lines: _Lines, counts: list[list[int]]) -> list[int]:
-    """Empty points where ``player`` would complete a line at once, ascending."""
-    need = lines.n_in_row - 1
+    """Empty points where ``player`` would complete a line at once (the empty point of each of its
+    fours), ascending."""
+    short = lines.short
     mine, theirs = counts[player], counts[other(player)]
     points = set()
     for index, window in enumerate(lines.windows):
-        if mine[index] == need and theirs[index] == 0:
+        if short[mine[index]][theirs[index]] == FOUR:
             points.update(p for p in window if board.stone(p) == EMPTY)
     return sorted(points)
 
 
 def winning_points(board: Board, player: int) -> list[int]:
     """Empty points where ``player`` would complete a line of ``n_in_row`` (or more) at once, ascending."""
-    points = _lines_of(board).geometry.winning_points(_cells(board)[None])[0, player - 1]
-    return np.flatnonzero(points).tolist()
+    lines = _lines_of(board)
+    return _winning_points(board, player, lines, _window_counts(board, lines))
 
 
 class HeuristicPlayer(Player):
@@ -212,7 +215,6 @@ class _Search:
         self.nodes = 0
         self.board = board.copy()
         self.lines = _lines_of(board)
-        self.need = board.n_in_row - 1
         self.counts = _window_counts(self.board, self.lines)
         self.fours = [0, 0, 0]  # per player: windows one stone short of a line, free of the other
         self.threes = [0, 0, 0]  # per player: windows two stones short of a line, free of the other
@@ -230,14 +232,16 @@ class _Search:
     def _count_window(self, window: int, sign: int) -> None:
         """Add (sign +1) or remove (-1) the window's terms in ``fours``, ``threes`` and ``pattern``."""
         c1, c2 = self.counts[1][window], self.counts[2][window]
+        short = self.lines.short
         for player, mine, theirs in ((1, c1, c2), (2, c2, c1)):
             if theirs:
                 continue
             if mine:
                 self.pattern[player] += sign * EVAL_BASE ** mine
-            if mine == self.need:
+            shape = short[mine][theirs]
+            if shape == FOUR:
                 self.fours[player] += sign
-            elif mine == self.need - 1:
+            elif shape == THREE:
                 self.threes[player] += sign
 
     def play(self, move: int) -> None:
@@ -270,11 +274,11 @@ class _Search:
         or two fours at once). With the move and no four of the opponent's to answer, that wins."""
         if not self.threes[player]:
             return False
-        target = self.need - 1
+        short = self.lines.short
         mine, theirs = self.counts[player], self.counts[other(player)]
         threat_of: dict[int, int] = {}  # a point -> a winning point that playing it would make
         for index, window in enumerate(self.lines.windows):
-            if mine[index] == target and theirs[index] == 0:
+            if short[mine[index]][theirs[index]] == THREE:
                 first, second = (p for p in window if self.board.stone(p) == EMPTY)
                 for move, threat in ((first, second), (second, first)):
                     if threat_of.setdefault(move, threat) != threat:
