@@ -1,6 +1,7 @@
 """Players: anything that picks a move for a Board, and ``make_player`` to build one from a spec.
 
-- ``classical``: random, heuristic (one-ply window scores), minimax (alpha-beta), human (terminal);
+- ``classical``: random, heuristic (one-ply window scores), human (terminal), the window tables;
+- ``minimax``: the minimax player (alpha-beta over the classical window evaluation);
 - ``alphabeta``: the ab yardstick (alpha-beta, threat extensions, threat solvers);
 - ``search``: pure MCTS and the AlphaZero player, both on the array-based search of ``mcts``.
 
@@ -18,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gomoku.players.classical import (COLUMN_LETTERS, MAX_MINIMAX_DEPTH, HeuristicPlayer, HumanPlayer, MinimaxPlayer,
-                                      Player, RandomPlayer, format_point, parse_point, winning_points)
+from gomoku.players.classical import (COLUMN_LETTERS, HeuristicPlayer, HumanPlayer, Player, RandomPlayer, format_point,
+                                      parse_point, winning_points)
+from gomoku.players.minimax import MAX_MINIMAX_DEPTH, MinimaxPlayer
 from gomoku.players.external import DEFAULT_TURN_MS
 
 SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
