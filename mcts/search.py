@@ -246,8 +246,7 @@ class BatchedMCTS(TreeArrays):
             return
         to_move = np.where(self.root_count[trees] % 2 == 0, FIRST, SECOND)
         legal = self.rules.moves_to_search(self.root_cells[trees], to_move, root=True)[1]
-        searched = self.value_sum[trees, 0] > ILLEGAL_VALUE_SUM / 2
-        for tree in trees[(legal != searched).any(axis=1)]:
+        for tree in trees[(legal != self.root_searched(trees)).any(axis=1)]:
             log.debug("tree %d: the root's moves changed (VCF rules); starting a fresh tree", tree)
             self.n_nodes[tree] = 0
 
@@ -261,7 +260,7 @@ class BatchedMCTS(TreeArrays):
     def _add_root_noise(self, trees: np.ndarray) -> None:
         eps, alpha = self.config.dirichlet_epsilon, self.config.dirichlet_alpha
         for tree in trees:
-            legal = np.flatnonzero(self.value_sum[tree, 0] > ILLEGAL_VALUE_SUM / 2)  # the root's moves
+            legal = np.flatnonzero(self.root_searched(np.array([tree]))[0])
             noise = self.rng.dirichlet(np.full(legal.size, alpha))
             prior = self.root_clean_prior[tree].copy()
             prior[legal] = (1 - eps) * prior[legal] + eps * noise
@@ -269,6 +268,8 @@ class BatchedMCTS(TreeArrays):
 
     # ------------------------------------------------------------------ a root selector's view (mcts.gumbel.Roots)
     def root_searched(self, trees: np.ndarray) -> np.ndarray:
+        """bool [k, size]: the moves the roots of ``trees`` search (their edges' value sums are not
+        ILLEGAL_VALUE_SUM)."""
         return self.value_sum[trees, 0] > ILLEGAL_VALUE_SUM / 2
 
     def root_prior(self, trees: np.ndarray) -> np.ndarray:
