@@ -19,7 +19,7 @@ from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, Sear
 from mcts.evaluators import CachedEvaluator
 from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
 
-PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.search; docs/threats.md: ~1.4x a move)
+PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class AlphaZeroPlayer(SearchPlayer):
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
     a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
     win by continuous fours is valued as won and played, and at the root the opponent's is
-    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
+    stopped (see ``mcts.rules``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
     on, only together with ``vcf``) does the same at the root for wins by continuous threats (fours
     and threes, ``mcts.vct``, ``vct_nodes`` per call), and values positions two moves down where
     the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
