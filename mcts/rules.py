@@ -74,6 +74,10 @@ class FreestyleRules:
         self._defence_cache: dict[bytes, np.ndarray] = {}  # root position -> the moves that stop a VCF/VCT
         self.vcf_calls = 0  # solver runs (cache hits not counted), for speed figures
         self.vct_calls = 0  # likewise, the VCT solver's (the root's defence checks included)
+        # Whether the stone just placed completes a line: ``wins`` (cells [k, size + 1], moves [k],
+        # colours [k] -> bool [k]) and ``wins_one`` (one position), the geometry's own methods
+        # (bound here: the single-game search calls wins_one once a playout).
+        self.wins, self.wins_one = geometry.wins, geometry.wins_one
 
     @property
     def root_differs(self) -> bool:
@@ -81,14 +85,7 @@ class FreestyleRules:
         root's VCF and VCT rules): a reused subtree's root must then be checked."""
         return self.vcf_solver is not None
 
-    # ------------------------------------------------------------------ lines and planes
-    def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray:
-        """Whether the stone of ``colours[i]`` just placed at ``moves[i]`` completes a line."""
-        return self.geometry.wins(cells, moves, colours)
-
-    def wins_one(self, cells: np.ndarray, move: int, colour: int) -> bool:
-        return self.geometry.wins_one(cells, move, colour)
-
+    # ------------------------------------------------------------------ planes
     def encode(self, cells: np.ndarray, to_move: np.ndarray, last: np.ndarray) -> np.ndarray:
         """The network's input planes of positions ``cells`` [k, size + 1]."""
         g = self.geometry
