@@ -1,23 +1,42 @@
-"""Line geometry of a board shape: the one place that enumerates line windows.
+"""Line geometry of a board shape: the one place that enumerates line windows and names their
+shapes.
 
 A *window* is ``n_in_row`` consecutive points on one line (row, column or diagonal).
 Under freestyle rules a player has won exactly when one window holds only their stones,
-since any run of five or more contains a window of five. Shapes follow from window counts:
-a window with ``n_in_row - 1`` stones of one colour and none of the other is a *four* (its empty
-point is a winning point), one with ``n_in_row - 2`` such stones a *three* (a stone on either of
-its two empty points makes a four); an open four is two fours with different winning points.
+since any run of five or more contains a window of five. Shapes follow from window counts: a
+window holding ``mine`` stones of one colour and none of the other is ``n_in_row - mine`` stones
+short of a line for that colour (``stones_short``, ``short_of``): 1 short is a *four* (its empty
+point is a winning point, a *five point*), 2 short a *three* (a stone on either of its two empty
+points makes a four), 3 short a *two*; an open four is two fours with different winning points.
 
-Every consumer takes its windows from here: the search (vectorised win checks and forced moves),
-the threat solver (``mcts.threats``), the classical players and the engine's forced moves.
+Every consumer takes its windows and shapes from here: the search's rules (vectorised win checks
+and forced moves, ``mcts.rules``), the threat solvers (``mcts.threats``, ``mcts.vct``: their window
+classes), the classical players (``gomoku.players.classical``, ``gomoku.players.alphabeta``) and the
+engine's forced moves. Only ``Board`` keeps its own small pure-Python win check.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+
+# A window's shape for a colour, by the stones it lacks of a line (``stones_short``).
+FOUR, THREE, TWO = 1, 2, 3
+BLOCKED = -1  # the window holds stones of the other colour: no line for this one
+
+
+@functools.lru_cache(maxsize=None)
+def stones_short(n_in_row: int) -> tuple[tuple[int, ...], ...]:
+    """``[mine][theirs]``: how many stones a window holding ``mine`` stones of one colour and
+    ``theirs`` of the other lacks of a line for the first colour: ``n_in_row - mine`` (FOUR,
+    THREE, TWO, ...; 0 for a line), or BLOCKED when ``theirs > 0``. The scalar form of ``short_of``
+    for code that counts stones move by move."""
+    return tuple(tuple(n_in_row - mine if theirs == 0 else BLOCKED for theirs in range(n_in_row + 1))
+                 for mine in range(n_in_row + 1))
 
 
 @dataclass(frozen=True)
@@ -81,7 +100,7 @@ class Geometry:
     def short_of(self, counts: np.ndarray, missing: int) -> np.ndarray:
         """Windows ``missing`` stones short of a line for one colour and holding none of the other:
         counts [k, 2, n_windows] (``window_counts``) -> bool [k, 2, n_windows], ``[:, colour - 1]``.
-        ``missing`` 1 is a four, 2 a three."""
+        ``missing`` FOUR (1) is a four, THREE (2) a three (``stones_short`` one window at a time)."""
         return (counts == self.n_in_row - missing) & (counts[:, ::-1] == 0)
 
     def line_shapes(self, cells: np.ndarray, colours: np.ndarray) -> "LineShapes":
@@ -90,7 +109,7 @@ class Geometry:
         cells: int8 [k, size + 1] as in ``wins``; colours: [k], 1 or 2. One pass over the windows.
         """
         counts = self.window_counts(cells)
-        fours, threes = self.short_of(counts, 1), self.short_of(counts, 2).any(axis=2)
+        fours, threes = self.short_of(counts, FOUR), self.short_of(counts, THREE).any(axis=2)
         rows, mine, theirs = np.arange(len(cells)), colours - 1, 2 - colours
         return LineShapes(my_fours=fours[rows, mine], their_fours=fours[rows, theirs],
                           my_three=threes[rows, mine], their_three=threes[rows, theirs])
@@ -125,7 +144,7 @@ class Geometry:
         stones of that colour and one empty point.
         """
         points = np.zeros((len(cells), 2, self.size + 1), dtype=bool)
-        at, index, window = np.nonzero(self.short_of(self.window_counts(cells), 1))  # the fours
+        at, index, window = np.nonzero(self.short_of(self.window_counts(cells), FOUR))
         if at.size:
             window_points = self.windows[window]  # [m, n]: each four has exactly one empty point
             points[at, index, window_points[cells[at[:, None], window_points] == 0]] = True

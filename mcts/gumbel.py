@@ -15,12 +15,14 @@ improvement guarantee), so it needs no temperature and no Dirichlet noise, and t
 meaningful with only a few playouts per move (16-32 in the paper, where PUCT needs hundreds).
 
 Values are in [-1, 1] from the root player's point of view; ``sigma`` maps them to [0, 1] first.
-The functions here are plain numpy over one root; ``BatchedMCTS`` drives them (mcts/search.py).
+The functions here are plain numpy over one root; ``GumbelRoot`` is the root selector built on
+them: ``BatchedMCTS`` (mcts/search.py) hands it its roots (``Roots``) in place of PUCT at the root.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 
@@ -87,3 +89,66 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """The ``k`` moves with the largest finite scores, best first (lowest index on ties)."""
     order = np.argsort(-scores, kind="stable")
     return order[: min(k, int(np.isfinite(scores).sum()))]
+
+
+class Roots(Protocol):
+    """What the Gumbel root selector needs of a search over several trees."""
+
+    def root_searched(self, trees: np.ndarray) -> np.ndarray:
+        """bool [k, size]: the moves each root searches."""
+        ...
+
+    def root_prior(self, trees: np.ndarray) -> np.ndarray:
+        """float [k, size]: the evaluator's priors of each root (no noise)."""
+        ...
+
+    def root_edges(self, tree: int) -> tuple[np.ndarray, np.ndarray]:
+        """(visits, value sums) of the root's edges, float [size] each."""
+        ...
+
+    def playouts_through(self, trees: np.ndarray, moves: np.ndarray) -> None:
+        """One playout in each of ``trees``, through root edge ``moves[i]``, one evaluator call."""
+        ...
+
+
+class GumbelRoot:
+    """Sequential halving over ``k`` Gumbel-sampled root moves (the module docstring)."""
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def run(self, roots: Roots, trees: np.ndarray, budget: np.ndarray,
+            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Spend ``budget[i]`` playouts on tree ``trees[i]``; returns the playouts run and the move
+        chosen, per tree. Each round descends once in every tree that still has playouts to run in
+        the phase, its root edge given, as one evaluator call."""
+        legal = roots.root_searched(trees)
+        logits = np.log(np.maximum(roots.root_prior(trees), PRIOR_FLOOR))
+        scores = np.where(legal, logits + rng.gumbel(size=logits.shape), -np.inf)
+        candidates = [top_k(row, self.k) for row in scores]
+        schedules = [halving_schedule(len(c), int(b)) for c, b in zip(candidates, budget)]
+        played = np.zeros(len(trees), dtype=np.int64)
+        for phase in range(max(len(s) for s in schedules)):
+            plans = [np.tile(c, s[phase]) if phase < len(s) else c[:0] for c, s in zip(candidates, schedules)]
+            for round_ in range(max(len(plan) for plan in plans)):
+                active = np.array([i for i, plan in enumerate(plans) if len(plan) > round_])
+                if active.size == 0:
+                    break
+                roots.playouts_through(trees[active], np.array([plans[i][round_] for i in active]))
+                played[active] += 1
+            for i, tree in enumerate(trees):  # keep the better half of each tree's candidates
+                c = candidates[i]
+                if phase < len(schedules[i]) and len(c) > 1:
+                    visits, value_sum = roots.root_edges(int(tree))
+                    q = root_q(visits[c], value_sum[c])
+                    ranked = np.argsort(-(scores[i, c] + sigma(q, visits.max())), kind="stable")
+                    candidates[i] = c[ranked[: (len(c) + 1) // 2]]
+        return played, np.array([c[0] for c in candidates])
+
+    @staticmethod
+    def policy(roots: Roots, tree: int, prior: np.ndarray, value: float) -> np.ndarray:
+        """The improved policy to train on, of one root searched with ``prior``, its network
+        ``value``."""
+        visits, value_sum = roots.root_edges(tree)
+        legal = roots.root_searched(np.array([tree]))[0]
+        return improved_policy(prior, legal, visits, root_q(visits, value_sum), value)

@@ -33,17 +33,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcts.geometry import Geometry
+from mcts.geometry import FOUR, THREE, TWO, Geometry, stones_short
 
 DEFAULT_MAX_NODES = 200  # node budget of one solve (see the module docstring for what a node is)
 ZOBRIST_SEED = 20240914  # fixed: the transposition keys are the same in every process
 NO_MOVE = -1
 MIN_N_IN_ROW = 3  # below this a four is one stone or none: every position is a win in one or two
 
-# Window classes tracked in sets (from the attacker's point of view): a window holding only one
-# colour's stones, ``n - k`` of them, is that colour's "k short" window (1: a four, 2: a three,
-# 3: a two; see mcts.geometry). The VCT solver (mcts.vct) also tracks the attacker's twos and the
-# defender's threes.
+# Window classes tracked in sets (from the attacker's point of view): a four, a three or a two of
+# a colour (mcts.geometry's shapes). The VCT solver (mcts.vct) also tracks the attacker's twos and
+# the defender's threes.
 _NONE, _ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR, _ATTACKER_TWO, _DEFENDER_THREE = range(6)
 
 
@@ -85,15 +84,19 @@ class ThreatBoard:
         self.windows, self.through = geometry.window_lists()
         self._window_points = geometry.windows[:-1]
         self._code_base = base = n + 1
-        classes = np.full(base ** 2, _NONE, dtype=np.int64)
-        classes[n - 2] = _ATTACKER_THREE
-        classes[n - 1] = _ATTACKER_FOUR
-        classes[base * (n - 1)] = _DEFENDER_FOUR
-        self._tracked = (_ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR)
+        # Each window code's class, from the shapes of mcts.geometry: (class, whose, shape).
+        shapes = [(_ATTACKER_THREE, 0, THREE), (_ATTACKER_FOUR, 0, FOUR), (_DEFENDER_FOUR, 1, FOUR)]
         if wide:
-            classes[n - 3] = _ATTACKER_TWO  # n = 3: the empty windows
-            classes[base * (n - 2)] = _DEFENDER_THREE
-            self._tracked += (_ATTACKER_TWO, _DEFENDER_THREE)
+            shapes += [(_ATTACKER_TWO, 0, TWO), (_DEFENDER_THREE, 1, THREE)]  # n = 3: a two is an empty window
+        self._tracked = tuple(c for c, _, _ in shapes)
+        short = stones_short(n)
+        classes = np.full(base ** 2, _NONE, dtype=np.int64)
+        for attackers in range(n + 1):
+            for defenders in range(n + 1):
+                counts = (attackers, defenders)
+                for class_, whose, shape in shapes:
+                    if short[counts[whose]][counts[1 - whose]] == shape:
+                        classes[attackers + base * defenders] = class_
         self._class_array, self._class = classes, classes.tolist()
         # Keys of the stones placed during a search (positions are told apart relative to the root).
         keys = np.random.default_rng(ZOBRIST_SEED).integers(0, 2**63, size=(3, geometry.size), dtype=np.int64)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from gomoku.game.board import Board
-from gomoku.players import classical
-from gomoku.players.classical import MAX_MINIMAX_DEPTH, InputEnded
+from gomoku.players import minimax
+from gomoku.players.classical import InputEnded
+from gomoku.players.minimax import MAX_MINIMAX_DEPTH
 from gomoku.players import (PLAYER_SPECS_HELP, HeuristicPlayer, HumanPlayer, MinimaxPlayer, RandomPlayer,
                             format_point, make_player, parse_point)
 from boards import at, position
@@ -139,7 +140,7 @@ def test_minimax_with_a_time_limit_plays_the_deepest_search_that_ended(monkeypat
     depths = []
     for step, seconds in ((1.0, 1e-6), (1e-3, 0.03), (1e-9, 1e9)):
         clock = TickingClock(step)
-        monkeypatch.setattr(classical.time, "perf_counter", clock)
+        monkeypatch.setattr(minimax.time, "perf_counter", clock)
         player = MinimaxPlayer(MAX_MINIMAX_DEPTH if step > 1e-9 else 3, seconds=seconds)
         move = player.get_action(board)
         monkeypatch.undo()

@@ -16,6 +16,8 @@ from typing import Iterable
 
 import numpy as np
 
+from mcts.evaluators import input_planes
+
 PLAYERS = (1, 2)
 DRAW = -1  # ``winner`` value of a drawn game (and of an unfinished one, as in the classic API)
 EMPTY = 0
@@ -164,17 +166,12 @@ class Board:
 
     # ------------------------------------------------------------------ encoding
     def current_state(self) -> np.ndarray:
-        """float32 (4, height, width): own stones, opponent stones, last move, 1s if first player to move."""
-        planes = np.zeros((4, self.height * self.width), dtype=np.float32)
-        cells = np.asarray(self._cells)
-        me = self.current_player
-        planes[0, cells == me] = 1.0
-        planes[1, cells == other(me)] = 1.0
-        if self.moves:
-            planes[2, self.moves[-1]] = 1.0
-        if len(self.moves) % 2 == 0:
-            planes[3] = 1.0
-        return planes.reshape(4, self.height, self.width)
+        """float32 (4, height, width): own stones, opponent stones, last move, 1s if first player to
+        move (``mcts.evaluators.input_planes``, the encoding the search uses too)."""
+        last = self.moves[-1] if self.moves else -1
+        planes = input_planes(np.asarray(self._cells)[None], np.array([self.current_player]), np.array([last]),
+                              np.array([len(self.moves) % 2 == 0]), self.height, self.width)
+        return planes[0]
 
     def copy(self) -> "Board":
         new = Board.__new__(Board)

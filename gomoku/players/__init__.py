@@ -1,6 +1,7 @@
 """Players: anything that picks a move for a Board, and ``make_player`` to build one from a spec.
 
-- ``classical``: random, heuristic (one-ply window scores), minimax (alpha-beta), human (terminal);
+- ``classical``: random, heuristic (one-ply window scores), human (terminal), the window tables;
+- ``minimax``: the minimax player (alpha-beta over the classical window evaluation);
 - ``alphabeta``: the ab yardstick (alpha-beta, threat extensions, threat solvers);
 - ``search``: pure MCTS and the AlphaZero player, both on the array-based search of ``mcts``.
 
@@ -18,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gomoku.players.classical import (COLUMN_LETTERS, MAX_MINIMAX_DEPTH, HeuristicPlayer, HumanPlayer, MinimaxPlayer,
-                                      Player, RandomPlayer, format_point, parse_point, winning_points)
+from gomoku.players.classical import (COLUMN_LETTERS, HeuristicPlayer, HumanPlayer, Player, RandomPlayer, format_point,
+                                      parse_point, winning_points)
+from gomoku.players.minimax import MAX_MINIMAX_DEPTH, MinimaxPlayer
 from gomoku.players.external import DEFAULT_TURN_MS
 
 SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
@@ -136,7 +138,7 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     the others ignore it (a spec's own time, ``az:PATH:1s``, comes first). ``leaves_per_step`` > 1
     lets the az player evaluate that many leaves per network call (virtual loss): faster, and a
     slightly different search. ``forced_moves=False`` turns off the az player's exact forced-move
-    rules (take a five, block a four; see ``mcts.search``), and with them its VCF rules;
+    rules (take a five, block a four; see ``mcts.rules``), and with them its VCF rules;
     ``vcf=False`` turns off only those (play and stop wins by continuous fours), ``vct=False``
     only the root's VCT rules (play and stop wins by fours and threes). ``threads``: the az
     player's onnxruntime threads (1 where several players share the cores).

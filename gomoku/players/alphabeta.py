@@ -16,7 +16,7 @@ stones, best first by a window score, with
   deepest finished depth is played (every depth is finite; ``minimax:50`` hangs, ``ab:50`` does not).
 
 The evaluation weighs each window holding one colour only by how many stones it lacks; which
-windows are fours and threes comes from ``Geometry.short_of``, the one definition of the shapes.
+windows are fours and threes comes from ``mcts.geometry.stones_short``, the one definition of the shapes.
 Equal best moves go to ``rng``'s pick (without one, to the first in move order), so a game is
 repeatable given the seed; the node budget counts nodes, not seconds, so that holds on any machine.
 """
@@ -32,7 +32,7 @@ import numpy as np
 
 from gomoku.game.board import DRAW, Board, other
 from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
-from mcts.geometry import Geometry
+from mcts.geometry import FOUR, THREE, Geometry, stones_short
 from mcts.threats import ThreatResult, VcfSolver
 
 log = logging.getLogger(__name__)
@@ -82,14 +82,9 @@ class _Tables:
 
 @functools.lru_cache(maxsize=None)
 def _tables(n: int) -> _Tables:
-    geometry = Geometry(n, 1, n)  # short_of depends on n_in_row only
-    pairs = np.array([(mine, theirs) for mine in range(n + 1) for theirs in range(n + 1)])
-    shorts = np.zeros(len(pairs), dtype=np.int64)  # stones short of a line for the first colour, 0: never
-    for missing in range(1, n + 1):
-        shorts[geometry.short_of(pairs[:, :, None], missing)[:, 0, 0]] = missing
-    short = shorts.reshape(n + 1, n + 1).tolist()
+    short = stones_short(n)  # the shapes of mcts.geometry; BLOCKED (< 0) and a line (0) are no shape here
     table = lambda f: tuple(tuple(f(a, b) for b in range(n + 1)) for a in range(n + 1))
-    return _Tables(missing=table(lambda a, b: short[a][b] if a else 0),
+    return _Tables(missing=table(lambda a, b: max(short[a][b], 0) if a else 0),
                    value=table(lambda a, b: WINDOW_WEIGHT.get(short[a][b], 0) if a else 0),
                    attack=table(lambda a, b: ATTACK_ORDER.get(short[a][b], 0)),
                    defence=table(lambda a, b: DEFENCE_ORDER.get(short[b][a], 0) if b else 0))
@@ -104,13 +99,13 @@ def _move_shape(window: int, before: int, after: int, fours: set[int], threes: s
     """A window's stones-short count went from ``before`` to ``after``: keep the shape sets."""
     if before == after:
         return
-    if before == 1:
+    if before == FOUR:
         fours.discard(window)
-    elif before == 2:
+    elif before == THREE:
         threes.discard(window)
-    if after == 1:
+    if after == FOUR:
         fours.add(window)
-    elif after == 2:
+    elif after == THREE:
         threes.add(window)
 
 
@@ -150,8 +145,8 @@ class _Search:
             if not missing:
                 continue
             self.pattern[player] += sign * self.tables.value[mine][theirs]
-            if missing <= 2:
-                shapes = self.fours[player] if missing == 1 else self.threes[player]
+            if missing in (FOUR, THREE):
+                shapes = self.fours[player] if missing == FOUR else self.threes[player]
                 if sign > 0:
                     shapes.add(window)
                 else:

@@ -15,11 +15,11 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players.classical import Player
-from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, UniformEvaluator
+from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
 from mcts.evaluators import CachedEvaluator
 from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
 
-PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.search; docs/threats.md: ~1.4x a move)
+PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class AlphaZeroPlayer(SearchPlayer):
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
     a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
     win by continuous fours is valued as won and played, and at the root the opponent's is
-    stopped (see ``mcts.search``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
+    stopped (see ``mcts.rules``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
     on, only together with ``vcf``) does the same at the root for wins by continuous threats (fours
     and threes, ``mcts.vct``, ``vct_nodes`` per call), and values positions two moves down where
     the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
@@ -207,16 +207,24 @@ class AlphaZeroPlayer(SearchPlayer):
                  vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0):
         if cache_entries:
             evaluator = CachedEvaluator(evaluator, cache_entries)
-        config = SearchConfig(n_playout=n_playout or 1, c_puct=c_puct, noise=False, reuse_tree=True,
-                              leaves_per_step=leaves_per_step, forced_moves=forced_moves,
-                              vcf=vcf and forced_moves, vcf_nodes=vcf_nodes,
-                              vct=vct and vcf and forced_moves, vct_nodes=vct_nodes,
-                              vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if vct and vcf and forced_moves else 0)
+        settings = SearchSettings(n_playout=n_playout or 1, c_puct=c_puct, leaves_per_step=leaves_per_step,
+                                  forced_moves=forced_moves, vcf=vcf, vcf_nodes=vcf_nodes, vct=vct, vct_nodes=vct_nodes)
+        config = SearchConfig.of(settings, noise=False, reuse_tree=True)
+        config = replace(config, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if config.vct else 0)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
                          seconds, n_playout)
+
+    @classmethod
+    def searching_as(cls, evaluator, settings: SearchSettings, n_playout: int, seed: int | None = None,
+                     **kwargs) -> "AlphaZeroPlayer":
+        """The player searching with a run's ``settings`` (its c_puct and exact rules; one leaf per
+        evaluator call and a PUCT root), ``n_playout`` playouts a move."""
+        return cls(evaluator, n_playout=n_playout, c_puct=settings.c_puct, seed=seed,
+                   forced_moves=settings.forced_moves, vcf=settings.vcf, vcf_nodes=settings.vcf_nodes,
+                   vct=settings.vct, vct_nodes=settings.vct_nodes, **kwargs)
 
     def check_board(self, board: Board) -> None:
         """Refuse a board of another size, or another rule, than the net was trained for."""

@@ -15,6 +15,8 @@ from typing import Any, get_type_hints
 
 import yaml
 
+from mcts.config import SearchSettings
+
 
 class ConfigError(ValueError):
     pass
@@ -66,45 +68,35 @@ class NetSection:
         _check_range(self.blocks, 1, MAX_BLOCKS, f"{prefix}.blocks")
 
 
-@dataclass
-class SearchSection:
-    n_playout: int = 400
-    c_puct: float = 5.0
-    dirichlet_alpha: float = 0.3
-    dirichlet_epsilon: float = 0.25
+@dataclass(frozen=True)
+class SearchSection(SearchSettings):
+    """The search's settings (``mcts.config.SearchSettings``: defined, documented and checked
+    there) as a run sets them, with the exact rules on, and the self-play settings on top."""
+
+    forced_moves: bool = True  # a run searches with the exact rules (mcts/rules.py)
+    vcf: bool = True
+    vct: bool = True
     temperature: float = 1.0  # for the first temperature_moves moves of a self-play game
     temperature_moves: int = 12  # after these, the most visited move is played
-    leaves_per_step: int = 1  # > 1: several leaves per tree per network call (virtual loss)
     # Playout cap randomization (KataGo): > 0 makes a self-play move a full search (n_playout,
     # root noise, recorded as a training sample) with probability full_search_prob, else a fast
     # search of fast_playouts without noise whose position is not recorded. 0 = every move full.
     fast_playouts: int = 0
     full_search_prob: float = 0.25
-    # Gumbel root search (mcts/gumbel.py): > 0 makes every self-play search sample this many root
-    # moves and narrow them by sequential halving over n_playout playouts (e.g. 16 of 32); the game
-    # plays the chosen move (no temperature, no Dirichlet noise) and trains on the improved policy.
-    gumbel_k: int = 0
-    forced_moves: bool = True  # wins in one valued exactly, fours must be blocked (mcts/search.py)
-    vcf: bool = True  # with forced_moves: VCF wins valued exactly, the root defends (mcts/search.py)
-    vcf_nodes: int = 200  # the VCF solver's node budget per call (mcts/threats.py)
-    vct: bool = True  # with vcf: the root plays its VCT win and stops the opponent's (mcts/vct.py)
-    vct_nodes: int = 1000  # the VCT solver's node budget per call (docs/threats.md)
 
     def validate(self, prefix: str) -> None:
         _check_range(self.n_playout, 2, MAX_PLAYOUTS, f"{prefix}.n_playout")
-        _check(self.c_puct > 0, f"{prefix}.c_puct", "must be > 0")
-        _check(self.dirichlet_alpha > 0, f"{prefix}.dirichlet_alpha", "must be > 0")
-        _check(0 <= self.dirichlet_epsilon <= 1, f"{prefix}.dirichlet_epsilon", "must be in [0, 1]")
-        _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
-        _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
         _check_range(self.leaves_per_step, 1, self.n_playout, f"{prefix}.leaves_per_step")
         _check_range(self.vcf_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vcf_nodes")
         _check_range(self.vct_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vct_nodes")
+        for key, message in self.problems():
+            raise ConfigError(f"{prefix}.{key}: {message}")
+        _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
+        _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")
         # One playout only expands the root: no move gets a visit to choose it by.
         _check(self.fast_playouts == 0 or 2 <= self.fast_playouts < self.n_playout, f"{prefix}.fast_playouts",
                f"must be 0 (off) or in 2..n_playout - 1 (one playout visits no move), got {self.fast_playouts}")
         _check(0 < self.full_search_prob <= 1, f"{prefix}.full_search_prob", "must be in (0, 1]")
-        _check(0 <= self.gumbel_k <= self.n_playout // 2, f"{prefix}.gumbel_k", "must be in 0..n_playout // 2")
         _check(self.gumbel_k == 0 or self.fast_playouts == 0, f"{prefix}.gumbel_k",
                "and fast_playouts cannot both be on (choose one way to spend fewer playouts)")
 

@@ -43,12 +43,7 @@ class SelfPlayGame:
 
 
 def search_config(search: SearchSection, noise: bool) -> SearchConfig:
-    return SearchConfig(n_playout=search.n_playout, c_puct=search.c_puct,
-                        dirichlet_alpha=search.dirichlet_alpha, dirichlet_epsilon=search.dirichlet_epsilon,
-                        noise=noise, reuse_tree=search.gumbel_k == 0, leaves_per_step=search.leaves_per_step,
-                        forced_moves=search.forced_moves, vcf=search.vcf and search.forced_moves,
-                        vcf_nodes=search.vcf_nodes, gumbel_k=search.gumbel_k,
-                        vct=search.vct and search.vcf and search.forced_moves, vct_nodes=search.vct_nodes)
+    return SearchConfig.of(search, noise=noise)
 
 
 class SelfPlayRunner:
@@ -215,10 +210,8 @@ def play_eval_games(evaluator: Evaluator, config, game_indices: list[int], oppon
     b = config.board
     out = []
     for index in game_indices:
-        model = AlphaZeroPlayer(evaluator, n_playout=config.eval.n_playout, c_puct=config.search.c_puct,
-                                seed=seed + 2 * index, forced_moves=config.search.forced_moves,
-                                vcf=config.search.vcf, vcf_nodes=config.search.vcf_nodes,
-                                vct=config.search.vct, vct_nodes=config.search.vct_nodes)
+        model = AlphaZeroPlayer.searching_as(evaluator, config.search, n_playout=config.eval.n_playout,
+                                             seed=seed + 2 * index)
         other = make_player(opponent, seed=seed + 2 * index + 1)
         model_first = index % 2 == 0
         first, second = (model, other) if model_first else (other, model)

@@ -1,0 +1,42 @@
+"""What a search returns: ``SearchResult`` per root, and the move probabilities of its visits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NO_MOVE = -1
+GREEDY_TEMPERATURE = 1e-2  # at or below this, the policy is uniform over the most visited moves
+
+
+@dataclass
+class SearchResult:
+    """The outcome of one search from one root position."""
+
+    visits: np.ndarray  # float [H*W]: visit counts of the root's edges
+    priors: np.ndarray  # float [H*W]: the root priors the search used (after noise, if any)
+    value: float  # mean backed-up value of the root for the player to move there
+    playouts: int  # playouts run in this search (a reused subtree's earlier visits not counted)
+    selected: int = NO_MOVE  # Gumbel root: the move sequential halving chose (to play)
+    improved: np.ndarray | None = None  # Gumbel root: float [H*W], the improved policy (to train on)
+
+    def best_move(self) -> int:
+        """The most visited move (lowest index on ties)."""
+        return int(np.argmax(self.visits))
+
+    def policy(self, temperature: float = 1.0) -> np.ndarray:
+        return visit_policy(self.visits, temperature)
+
+
+def visit_policy(visits: np.ndarray, temperature: float) -> np.ndarray:
+    """Move probabilities proportional to ``visits ** (1 / temperature)``."""
+    visits = np.asarray(visits, dtype=np.float64)
+    if temperature <= GREEDY_TEMPERATURE:
+        best = visits == visits.max()
+        return best / best.sum()
+    logits = np.log(np.maximum(visits, 1e-300)) / temperature
+    logits[visits <= 0] = -np.inf
+    logits -= logits.max()
+    probs = np.exp(logits)
+    return probs / probs.sum()

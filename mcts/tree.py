@@ -1,0 +1,84 @@
+"""The storage of many search trees in arrays (``BatchedMCTS``'s tree; mcts/search.py).
+
+Each of ``n_trees`` trees owns ``capacity`` node slots. Per node the arrays hold, over all
+``H*W`` moves, the priors ``P``, visit counts ``N`` and value sums ``W`` of its edges, and the
+child slot of each edge (-1 until expanded); edges to occupied points hold the value sum
+``ILLEGAL_VALUE_SUM``, so selection never takes them. Nodes hold statistics only, no position.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+NO_CHILD = -1
+ILLEGAL_VALUE_SUM = -1e9  # the value sum of edges to occupied points, so selection never takes them
+
+
+class TreeArrays:
+    """``n_trees`` trees of ``capacity`` node slots over ``size`` moves; slot 0 is a tree's root."""
+
+    def __init__(self, n_trees: int, capacity: int, size: int):
+        self.capacity = capacity
+        shape = (n_trees, capacity, size)
+        self.prior = np.zeros(shape, dtype=np.float64)
+        self.visits = np.zeros(shape, dtype=np.float64)
+        self.value_sum = np.zeros(shape, dtype=np.float64)
+        self.children = np.full(shape, NO_CHILD, dtype=np.int32)
+        self.node_visits = np.zeros((n_trees, capacity), dtype=np.float64)
+        self.n_nodes = np.zeros(n_trees, dtype=np.int64)  # used slots; the root is slot 0
+
+    def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray,
+                   legal: np.ndarray) -> np.ndarray:
+        """Initialise one node per entry of ``trees`` (at ``slots``, or the next free slots)."""
+        if slots is None:
+            # Several new nodes may belong to the same tree: number them in order.
+            order = np.argsort(trees, kind="stable")
+            sorted_trees = trees[order]
+            starts = np.searchsorted(sorted_trees, sorted_trees, side="left")
+            offset = np.empty_like(order)
+            offset[order] = np.arange(len(trees)) - starts
+            slots = self.n_nodes[trees] + offset
+            np.add.at(self.n_nodes, trees, 1)
+        else:
+            self.n_nodes[trees] = slots + 1
+        self._init_nodes(trees, slots, priors, legal)
+        return slots
+
+    def _init_nodes(self, trees, slots, priors: np.ndarray, legal: np.ndarray) -> None:
+        """Fresh statistics in node ``slots`` of ``trees`` (arrays, or one tree and one slot)."""
+        if np.any(np.asarray(slots) >= self.capacity):
+            raise RuntimeError("search tree capacity exceeded")  # cannot happen: capacity covers n_playout
+        self.prior[trees, slots] = priors
+        self.visits[trees, slots] = 0.0
+        self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)
+        self.children[trees, slots] = NO_CHILD
+        self.node_visits[trees, slots] = 1.0
+
+    def _compact(self, tree: int, new_root: int, room: int) -> None:
+        """Keep only the subtree under ``new_root``, renumbered from slot 0, when ``room`` more
+        nodes fit beside it (else empty the tree)."""
+        levels = [np.array([new_root])]
+        while True:
+            children = self.children[tree, levels[-1]]
+            children = children[children != NO_CHILD]
+            if children.size == 0:
+                break
+            levels.append(children)
+        old = np.concatenate(levels)
+        if old.size + room + 1 > self.capacity:
+            log.debug("reused subtree of %d nodes does not fit; starting a fresh tree", old.size)
+            self.n_nodes[tree] = 0
+            return
+        remap = np.full(self.capacity, NO_CHILD, dtype=np.int32)
+        remap[old] = np.arange(old.size, dtype=np.int32)
+        n = old.size
+        for array in (self.prior, self.visits, self.value_sum):
+            array[tree, :n] = array[tree, old]
+        self.node_visits[tree, :n] = self.node_visits[tree, old]
+        children = self.children[tree, old]
+        self.children[tree, :n] = np.where(children == NO_CHILD, NO_CHILD, remap[children])
+        self.n_nodes[tree] = n

@@ -1,0 +1,79 @@
+"""The parts the search is cut into (issue 26): injected rules, one search config, one definition
+of the line shapes, one encoding of the network's input planes."""
+
+import numpy as np
+import pytest
+
+from gomoku.game.board import Board
+from gomoku.training.config import ConfigError, SearchSection, load_config
+from mcts import BatchedMCTS, FreestyleRules, Geometry, SearchConfig, SearchSettings, UniformEvaluator
+from mcts.geometry import BLOCKED, FOUR, THREE, stones_short
+from mcts.rules import FIRST, SECOND
+
+
+def test_injected_rules_search_as_the_default_ones():
+    config = SearchConfig(n_playout=60, forced_moves=True, vcf=True)
+    board = Board.from_moves([40, 41, 31, 49, 22])
+    default = BatchedMCTS(UniformEvaluator(), 9, 9, 5, config).search([board])[0]
+    rules = FreestyleRules(Geometry(9, 9, 5), config)
+    injected = BatchedMCTS(UniformEvaluator(), 9, 9, 5, config, rules=rules).search([board])[0]
+    np.testing.assert_array_equal(default.visits, injected.visits)
+    assert rules.vcf_calls > 0  # the injected rules were the ones asked
+
+
+def test_rules_of_another_board_shape_are_refused():
+    config = SearchConfig(n_playout=8)
+    with pytest.raises(ValueError, match="rules for 7x7/5, search for 9x9/5"):
+        BatchedMCTS(UniformEvaluator(), 9, 9, 5, config, rules=FreestyleRules(Geometry(7, 7, 5), config))
+
+
+def test_a_run_s_settings_become_a_search_config_in_one_place():
+    config = SearchConfig.of(SearchSection(forced_moves=False), noise=True)
+    assert (config.forced_moves, config.vcf, config.vct, config.noise, config.reuse_tree) == (False, False, False,
+                                                                                             True, True)
+    config = SearchConfig.of(SearchSection(vcf=False, gumbel_k=8, n_playout=32))
+    assert (config.vcf, config.vct, config.gumbel_k, config.reuse_tree) == (False, False, 8, False)
+    default = SearchConfig.of(SearchSection())
+    assert (default.forced_moves, default.vcf, default.vct) == (True, True, True)  # a run's exact rules
+    assert SearchSection().settings() == SearchSettings(forced_moves=True, vcf=True, vct=True)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("dirichlet_alpha", 0, "must be > 0, got 0"),
+    ("dirichlet_epsilon", 2, r"must be in \[0, 1\], got 2"),
+    ("gumbel_k", 300, r"must be in 0..n_playout // 2, got 300"),
+])
+def test_a_shared_check_speaks_both_languages(key, value, message):
+    with pytest.raises(ValueError, match=f"^{key} {message}"):
+        SearchConfig(**{key: value})
+    with pytest.raises(ConfigError, match=f"^search.{key}: {message}"):
+        load_config("configs/smoke.yaml", [f"search.{key}={value}"])
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_stones_short_is_short_of_one_window_at_a_time(n):
+    geometry = Geometry(n, 1, n)
+    short = stones_short(n)
+    for mine in range(n + 1):
+        for theirs in range(n + 1 - mine):
+            counts = np.array([[[mine], [theirs]]])
+            expected = [m for m in range(n + 1) if geometry.short_of(counts, m)[0, 0, 0]]
+            assert [short[mine][theirs]] == (expected or [BLOCKED])
+    assert short[n - 1][0] == FOUR and short[n - 2][0] == THREE and short[n - 1][1] == BLOCKED
+
+
+@pytest.mark.parametrize("start_player", [1, 2])
+def test_board_and_search_encode_the_same_planes(start_player):
+    rng = np.random.default_rng(start_player)
+    rules = FreestyleRules(Geometry(7, 5, 4), SearchConfig(n_playout=2))
+    for _ in range(20):
+        board = Board(7, 5, 4, start_player=start_player)
+        for _ in range(int(rng.integers(0, 12))):
+            if board.game_end()[0]:
+                break
+            board.do_move(int(rng.choice(board.availables)))
+        cells = np.zeros((1, 36), dtype=np.int8)
+        cells[0, board.moves[0::2]], cells[0, board.moves[1::2]] = FIRST, SECOND
+        to_move = np.array([FIRST if len(board.moves) % 2 == 0 else SECOND])
+        last = np.array([board.moves[-1] if board.moves else -1])
+        np.testing.assert_array_equal(rules.encode(cells, to_move, last)[0], board.current_state())
