@@ -141,6 +141,13 @@ def make_actors(config: Config, net: torch.nn.Module, device: torch.device, rng:
     return actors
 
 
+def check_device(config: Config) -> None:
+    """ValueError when the config asks for a device this machine does not have."""
+    if config.selfplay.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("selfplay.device: cuda, but CUDA is not available here (use cpu or auto: "
+                         "--set selfplay.device=auto)")
+
+
 def selfplay_description(config: Config, device: torch.device) -> str:
     """Where and how self-play runs, in words: workers, their nets' device and runtime."""
     s = config.selfplay

@@ -67,6 +67,13 @@ class IterationRecord:
     resumed: dict | None = None  # on the first record after a resume: from where, with what changes
     extra: dict[str, Any] = field(default_factory=dict)  # keys this class does not know
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of the field ``key`` (or of an unknown key kept in ``extra``), or ``default``."""
+        if key != "extra" and key in self.__dataclass_fields__:
+            value = getattr(self, key)
+            return default if value is None else value
+        return self.extra.get(key, default)
+
     def to_dict(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
         return {**{k: v for k, v in data.items() if v is not None}, **self.extra}

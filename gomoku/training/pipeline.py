@@ -29,11 +29,11 @@ import numpy as np
 import torch
 import yaml
 
-from gomoku.training.actors import Actors, draw_seed, make_actors, selfplay_description
+from gomoku.training.actors import Actors, check_device, draw_seed, make_actors, selfplay_description
 from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
-from gomoku.training.evaluation import BEST_MODEL, CURRENT_MODEL, EvalReport, evaluate, write_model_files  # noqa: F401
+from gomoku.training.evaluation import BEST_MODEL, EvalReport, evaluate, write_model_files
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from gomoku.training.metrics import METRICS, IterationRecord, TrainStats
 from gomoku.training.progress import RunProgress, RunTarget, format_duration
@@ -54,13 +54,6 @@ CONFIG = "config.yaml"
 
 class TrainingDiverged(RuntimeError):
     """The loss or the weights stopped being finite; the run stays at its last good iteration."""
-
-
-def check_device(config: Config) -> None:
-    """ValueError when the config asks for a device this machine does not have."""
-    if config.selfplay.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("selfplay.device: cuda, but CUDA is not available here (use cpu or auto: "
-                         "--set selfplay.device=auto)")
 
 
 class TrainPipeline:

@@ -117,9 +117,8 @@ class _Published:
 class RayPool:
     """``n`` self-play actors on Ray (``n`` 0: one per CPU of the cluster); see the module docstring.
 
-    ``run(tasks)`` takes the ``WorkerPool``'s tasks, ``("selfplay", weights, min_games, seed)`` and
-    ``("eval", weights, game_indices, opponent, seed)``, and returns one answer per task in task
-    order: ``(games, moves)`` with at least ``min_games`` games, or ``[(index, result), ...]``.
+    ``run(tasks)`` takes the ``WorkerPool``'s tasks (``SelfPlayTask``, ``EvalTask``) and returns
+    one answer per task in task order (``SelfPlayResult``, ``EvalResult``).
     """
 
     server = None  # no inference server: every actor evaluates its own leaves
