@@ -119,9 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from tqdm.contrib.logging import logging_redirect_tqdm
 
+    from gomoku.training.messages import WorkerError
     from gomoku.training.pipeline import CHECKPOINT, TrainingDiverged, TrainPipeline
     from gomoku.training.rundir import RunLockedError
-    from gomoku.training.selfplay import WorkerError
 
     run_dir = Path(args.run_dir or ROOT / "runs" / Path(args.config).stem)
     had_checkpoint = (run_dir / CHECKPOINT).is_file()

@@ -138,7 +138,7 @@ def test_selfplay_with_gumbel_plays_the_chosen_moves_and_records_improved_polici
     runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
                             rng=np.random.default_rng(1))
     assert runner.search.config.gumbel_k == 4 and not runner.search.config.reuse_tree
-    games = runner.play(4)
+    games = runner.play(4).games
     assert len(games) >= 4
     for game in games:
         assert len(game.states) == len(game.moves)  # every move recorded

@@ -9,7 +9,7 @@ import torch
 
 from gomoku.training.config import load_config
 from gomoku.training.inference import InferenceServer, RemoteEvaluator
-from gomoku.training.selfplay import resolve_inference
+from gomoku.training.worker import resolve_inference
 from nets import NetConfig, NetEvaluator, build_net
 
 

@@ -23,7 +23,7 @@ def test_self_play_records_are_consistent():
     runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
                             rng=np.random.default_rng(0))
     assert runner.search.config.noise  # self-play searches with root noise
-    games = runner.play(4)
+    games = runner.play(4).games
     assert len(games) >= 4
     for game in games:
         board = Board.from_moves(game.moves, 6, 6, 4)
@@ -49,7 +49,7 @@ def test_the_fewest_fast_playouts_allowed_play_legal_games():
     config = load_config("configs/smoke.yaml", ["search.fast_playouts=2", "search.full_search_prob=0.2"])
     runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
                             rng=np.random.default_rng(1))
-    games = runner.play(6)
+    games = runner.play(6).games
     assert len(games) >= 6
     for game in games:
         board = Board.from_moves(game.moves, 6, 6, 4)  # every move legal
@@ -301,13 +301,15 @@ def test_a_dead_worker_is_restarted_and_its_task_played_again():
     import os
     import signal
 
-    from gomoku.training.selfplay import WorkerPool
+    from gomoku.training.messages import SelfPlayTask
+    from gomoku.training.pool import WorkerPool
     from nets import NetConfig, build_net
 
     config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "selfplay.runtime=torch",
                                                 "selfplay.device=cpu", "search.n_playout=8"])
     weights = build_net(NetConfig(6, 6)).state_dict()
-    pool = WorkerPool(2, config.to_dict())
+    pool = WorkerPool(2, config)
+    pool.publish(weights)
     progress = []
     killed = []
 
@@ -318,13 +320,13 @@ def test_a_dead_worker_is_restarted_and_its_task_played_again():
             os.kill(killed[0], signal.SIGKILL)
 
     try:
-        answers = pool.run([("selfplay", weights, 6, 1), ("selfplay", weights, 6, 2)], on_progress=on_progress)
+        answers = pool.run([SelfPlayTask(6, 1), SelfPlayTask(6, 2)], on_progress=on_progress)
         assert pool.restarts == 1 and pool.processes[1].pid != killed[0]
-        for games, moves in answers:
-            assert len(games) >= 6 and moves >= sum(len(g.moves) for g in games)
-        assert sum(progress) == sum(len(games) for games, _ in answers)  # the killed attempt's games are not counted
-        again = pool.run([("selfplay", weights, 1, 3), ("selfplay", weights, 1, 4)])  # the new worker serves on
-        assert all(len(games) >= 1 for games, _ in again)
+        for answer in answers:
+            assert len(answer.games) >= 6 and answer.moves >= sum(len(g.moves) for g in answer.games)
+        assert sum(progress) == sum(len(a.games) for a in answers)  # the killed attempt's games are not counted
+        again = pool.run([SelfPlayTask(1, 3), SelfPlayTask(1, 4)])  # the new worker serves on
+        assert all(len(answer.games) >= 1 for answer in again)
     finally:
         pool.close()
 

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
 
+from gomoku.training.metrics import IterationRecord  # noqa: E402
 from gomoku.training.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
                                   moving_average, plot_metrics, smoothing_window)
 
@@ -91,7 +92,7 @@ def test_run_dir_gives_png_and_survives_torn_tail_and_odd_lines(tmp_path):
     run = tmp_path / "run"
     path = write_metrics(run, records, tail='{"iteration": 13, "gam')
     path.write_text("\n[1, 2]\n" + path.read_text())
-    assert load_metrics(run) == [json.loads(json.dumps(r)) for r in records]
+    assert load_metrics(run) == [IterationRecord.from_dict(json.loads(json.dumps(r))) for r in records]
     out = plot_metrics(run)
     assert out == run / "curves.png"
     assert imread(out).shape[:2] == DEFAULT_SIZE[::-1]

@@ -75,7 +75,7 @@ def test_smoke_run_on_ray_is_interrupted_and_resumed_across_backends(monkeypatch
         def interrupted(games):
             calls.append(games)
             if len(calls) == 2:
-                assert ray.is_initialized() and len(on_ray._pool) == 2
+                assert ray.is_initialized() and len(on_ray._actors.pool) == 2
                 assert signal.getsignal(signal.SIGTERM) is sigterm  # ray.init's own handler is undone
                 raise KeyboardInterrupt
             return real(games)
@@ -110,6 +110,7 @@ def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
     import ray
     from ray.cluster_utils import Cluster
 
+    from gomoku.training.messages import EvalTask, SelfPlayTask
     from gomoku.training.ray_backend import RayPool
     from nets import NetConfig, build_net
 
@@ -126,11 +127,11 @@ def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
         # Every move sampled (temperature_moves 36): two games alike would be a game counted twice.
         config = load_config(ROOT / "configs/smoke.yaml", ["search.n_playout=8", "search.temperature_moves=36",
                                                            "selfplay.runtime=torch", "selfplay.device=cpu"])
-        pool = RayPool(config.to_dict(), 2)  # joins the instance this process is connected to
+        pool = RayPool(config, 2)  # joins the instance this process is connected to
         infos = ray.get([actor.info.remote() for actor in pool.actors()])
         assert {info.node_id for info in infos} == {cluster.head_node.node_id, second.node_id}
         victim = next(info for info in infos if info.node_id == second.node_id)
-        weights = build_net(NetConfig(6, 6)).state_dict()
+        pool.publish(build_net(NetConfig(6, 6)).state_dict())
 
         def play(on_first_game, seeds):
             progress = []
@@ -140,9 +141,9 @@ def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
                     on_first_game()
                 progress.append(n)
 
-            answers = pool.run([("selfplay", weights, 5, seed) for seed in seeds], on_progress=on_progress)
-            games = [game for found, _ in answers for game in found]
-            assert all(len(found) >= 5 for found, _ in answers)
+            answers = pool.run([SelfPlayTask(5, seed) for seed in seeds], on_progress=on_progress)
+            games = [game for answer in answers for game in answer.games]
+            assert all(len(answer.games) >= 5 for answer in answers)
             assert sum(progress) == len(games)  # each game reported once
             assert len({tuple(game.moves) for game in games}) == len(games)  # no game twice
             return games
@@ -161,8 +162,8 @@ def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
 
         play(lose_node, (3, 4))
         assert pool.restarts == 2 and pool.wait_for_actors(0) == 1  # no node left to restart it on
-        evaluation = pool.run([("eval", weights, [0, 2], "random", 7), ("eval", weights, [1], "random", 7)])
-        assert [[index for index, _ in answer] for answer in evaluation] == [[0, 2], [1]]
+        evaluation = pool.run([EvalTask((0, 2), "random", 7), EvalTask((1,), "random", 7)])
+        assert [[game.index for game in answer.games] for answer in evaluation] == [[0, 2], [1]]
     finally:
         if pool is not None:
             pool.close()
@@ -178,8 +179,8 @@ def test_an_address_with_no_cluster_is_a_quick_error():
 
     import ray
 
-    from gomoku.training.ray_backend import check_reachable, start_ray
-    from gomoku.training.selfplay import WorkerError
+    from gomoku.training.messages import WorkerError
+    from gomoku.training.ray_session import check_reachable, start_ray
 
     with socket.socket() as held:  # a port bound here but not listening: connections are refused
         held.bind(("127.0.0.1", 0))

@@ -27,7 +27,7 @@ def _play(overrides: list[str], games: int = 6):
     config = load_config("configs/smoke.yaml", overrides)
     runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
                             rng=np.random.default_rng(1))
-    return runner, runner.play(games)
+    return runner, runner.play(games).games
 
 
 def test_playout_cap_randomization_records_only_full_searches():

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gomoku.training.config import MAX_SEED, Config, load_config
+from gomoku.training.metrics import METRICS, IterationRecord, read_records
 
 log = logging.getLogger(__name__)
 
@@ -72,17 +73,15 @@ def variant_config(config_path: str | Path, variant: Variant) -> Config:
     return load_config(config_path, list(variant.overrides))
 
 
-def run_records(run_dir: Path) -> list[dict]:
+def run_records(run_dir: Path) -> list[IterationRecord]:
     """The metrics records of the run in ``run_dir``."""
-    from gomoku.training.pipeline import METRICS
-
-    return [json.loads(line) for line in (run_dir / METRICS).read_text().splitlines()]
+    return read_records(run_dir / METRICS)
 
 
-def selfplay_speed(records: Sequence[dict]) -> float:
+def selfplay_speed(records: Sequence[IterationRecord]) -> float:
     """Positions per second of self-play over the whole run."""
-    seconds = sum(r["selfplay_s"] for r in records)
-    return records[-1]["positions"] / seconds if records and seconds > 0 else 0.0
+    seconds = sum(r.selfplay_s for r in records)
+    return records[-1].positions / seconds if records and seconds > 0 else 0.0
 
 
 def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool = False) -> None:
@@ -155,7 +154,7 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
         record = records[-1]
         matches = rate_variant(config, run_dir, opponents, games, seed, workers, progress)
         results[variant.name] = VariantResult(variant.name, list(variant.overrides), minutes,
-                                              record["wall_time"] / 60, record["iteration"], record["games"],
+                                              record.wall_time / 60, record.iteration, record.games,
                                               seed, matches, selfplay_speed(records))
         save_results(root, results)
     return [results[v.name] for v in variants]

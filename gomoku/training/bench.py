@@ -23,8 +23,11 @@ from gomoku.players.classical import _cells
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.training.config import Config, load_config
-from gomoku.training.pipeline import resolve_workers
-from gomoku.training.selfplay import SelfPlayRunner, WorkerPool, resolve_inference
+from gomoku.training.actors import resolve_workers
+from gomoku.training.messages import SelfPlayTask
+from gomoku.training.pool import WorkerPool
+from gomoku.training.selfplay import SelfPlayRunner
+from gomoku.training.worker import resolve_inference
 from nets.onnx_export import onnx_available
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
@@ -257,20 +260,20 @@ def bench_vct_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
         runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, search,
                                 config.selfplay.parallel_games, np.random.default_rng(0))
         start = time.perf_counter()
-        runner.play(s.selfplay_games)
-        rates[vct] = runner.moves_played / (time.perf_counter() - start)
+        moves = runner.play(s.selfplay_games).moves
+        rates[vct] = moves / (time.perf_counter() - start)
     return {"selfplay_positions_per_s_vct": rates[True], "selfplay_positions_per_s_no_vct": rates[False],
             "selfplay_vct_cost": rates[False] / rates[True]}
 
 
-def _timed_selfplay(pool, weights, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:
+def _timed_selfplay(pool, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:
     """(moves, seconds) of ``s.repeats`` rounds of self-play tasks, one per worker, on a pool
-    (``WorkerPool`` or ``RayPool``), with the same seeds whatever the pool."""
+    (``WorkerPool`` or ``RayPool``, its weights published), with the same seeds whatever the pool."""
     runs = []
     for r in range(s.repeats):
         start = time.perf_counter()
-        tasks = [("selfplay", weights, s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
-        runs.append((sum(m for _, m in pool.run(tasks)), time.perf_counter() - start))
+        tasks = [SelfPlayTask(s.selfplay_games, 100 + r * workers + i) for i in range(workers)]
+        runs.append((sum(answer.moves for answer in pool.run(tasks)), time.perf_counter() - start))
     return runs
 
 
@@ -283,11 +286,11 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
     runs, extra = [], {}
     if workers > 1:
         server = NetEvaluator(build_net(NetConfig()), device) if inference == "server" else None
-        weights = None if server is not None else weights  # the server's net is the one that plays
-        pool = WorkerPool(workers, config.to_dict(), server)
+        pool = WorkerPool(workers, config, server)  # with a server, the server's net is the one that plays
         try:
-            pool.run([("selfplay", weights, 1, i) for i in range(workers)])  # warm up (spawn, imports)
-            runs = _timed_selfplay(pool, weights, workers, s)
+            pool.publish(weights)
+            pool.run([SelfPlayTask(1, i) for i in range(workers)])  # warm up (spawn, imports)
+            runs = _timed_selfplay(pool, workers, s)
         finally:
             pool.close()
         if server is not None:
@@ -296,9 +299,9 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
         runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, config.search,
                                 config.selfplay.parallel_games, np.random.default_rng(0))
         for _ in range(s.repeats):
-            before, start = runner.moves_played, time.perf_counter()
-            runner.play(s.selfplay_games)
-            runs.append((runner.moves_played - before, time.perf_counter() - start))
+            start = time.perf_counter()
+            moves = runner.play(s.selfplay_games).moves
+            runs.append((moves, time.perf_counter() - start))
     rates = [moves / seconds for moves, seconds in runs]
     positions = statistics.median(rates)
     return {"selfplay_positions_per_s": positions,
@@ -325,16 +328,17 @@ def bench_selfplay_ray(s: BenchSettings, config: Config | None = None) -> dict:
     workers = resolve_workers(config.selfplay.workers)
     weights = {k: v for k, v in build_net(NetConfig()).state_dict().items()}
     start = time.perf_counter()
-    pool = RayPool(config.to_dict(), workers, config.selfplay.ray_address)
+    pool = RayPool(config, workers, config.selfplay.ray_address)
     runs = []
     try:
         start_s = time.perf_counter() - start
-        pool.run([("selfplay", weights, 1, i) for i in range(workers)])  # warm up (weights, first batch)
+        pool.publish(weights)
+        pool.run([SelfPlayTask(1, i) for i in range(workers)])  # warm up (weights, first batch)
         import ray
 
         actor = pool.actors()[0]
         round_trip_s = _median_time(lambda: ray.get(actor.info.remote()), 5)
-        runs = _timed_selfplay(pool, weights, workers, s)
+        runs = _timed_selfplay(pool, workers, s)
     finally:
         pool.close()
     return {"selfplay_ray_positions_per_s": statistics.median(moves / seconds for moves, seconds in runs),

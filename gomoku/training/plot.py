@@ -12,7 +12,6 @@ values too large to draw (each logged as a warning). ``import gomoku`` does not 
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -24,7 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-METRICS = "metrics.jsonl"  # as gomoku.training.pipeline writes it (not imported from there: it imports torch)
+from gomoku.training.metrics import METRICS, IterationRecord
 CONFIG = "config.yaml"
 DEFAULT_OUT = "curves.png"
 DEFAULT_SIZE = (1200, 800)  # pixels, at DPI
@@ -57,8 +56,8 @@ def resolve_paths(source: str | os.PathLike, out: str | os.PathLike | None = Non
     return metrics, out
 
 
-def load_metrics(source: str | os.PathLike) -> list[dict]:
-    """The records (JSON objects with a drawable ``games``) of a metrics JSONL, in file order.
+def load_metrics(source: str | os.PathLike) -> list[IterationRecord]:
+    """The records (``IterationRecord`` with a drawable ``games``) of a metrics JSONL, in file order.
 
     Blank lines and a torn last line (no newline after it: a run still writing) are skipped;
     other lines that are not records are skipped with a warning naming them. ValueError when the
@@ -76,10 +75,10 @@ def load_metrics(source: str | os.PathLike) -> list[dict]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = IterationRecord.from_json(line)
+        except ValueError:  # not JSON, not an object, or no iteration or games
             record = None
-        if isinstance(record, dict) and _finite(record.get("games")):
+        if record is not None and _finite(record.games):
             records.append(record)
         else:
             bad.append(number)
@@ -108,30 +107,35 @@ def _finite(value) -> bool:
             and abs(value) <= PLOT_LIMIT)
 
 
-def series(records: Iterable[dict], key: str, positive: bool = False) -> tuple[list[float], list[float]]:
-    """(games, values) of one metric, skipping records without a drawable (and, if asked, positive)
-    value; a finite value too large to draw is logged."""
+def as_records(records: Iterable[IterationRecord | dict]) -> list[IterationRecord]:
+    """Records as they are, JSON objects (``IterationRecord.to_dict``'s shape) read into records."""
+    return [r if isinstance(r, IterationRecord) else IterationRecord.from_dict(r) for r in records]
+
+
+def series(records: Iterable[IterationRecord], key: str, positive: bool = False) -> tuple[list[float], list[float]]:
+    """(games, values) of one metric (a field of ``IterationRecord``), skipping records without a
+    drawable (and, if asked, positive) value; a finite value too large to draw is logged."""
     pairs, huge = [], []
     for r in records:
         value = r.get(key)
         if _finite(value) and (value > 0 or not positive):
-            pairs.append((float(r["games"]), float(value)))
+            pairs.append((float(r.games), float(value)))
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
                 and abs(value) > PLOT_LIMIT:
-            huge.append(r["games"])
+            huge.append(r.games)
     if huge:
         log.warning("%s: %d value(s) beyond %g not drawn (first at %g games)", key, len(huge), PLOT_LIMIT, huge[0])
     return [x for x, _ in pairs], [y for _, y in pairs]
 
 
-def eval_results(records: Iterable[dict]) -> tuple[list[tuple], dict[str, list[tuple[float, float]]]]:
+def eval_results(records: Iterable[IterationRecord | dict]) -> tuple[list[tuple], dict[str, list[tuple[float, float]]]]:
     """(ladder, others): ladder holds (games, pure_playouts or None, score, new_best) of the pure-MCTS
     ladder; others maps each other opponent's name (``eval.opponents``: "minimax:2", ...) to its
     (games, score) points. ``eval`` may be one object or a list; objects naming an ``opponent`` count
     as others, and so does each entry of an object's ``opponents`` list."""
     ladder, others = [], {}
-    for record in records:
-        games, evals = float(record["games"]), record.get("eval")
+    for record in as_records(records):
+        games, evals = float(record.games), record.eval
         for e in evals if isinstance(evals, list) else [evals]:
             if not isinstance(e, dict):
                 continue
@@ -185,18 +189,19 @@ def _finish(ax, empty: str) -> None:
         ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center", color="0.45")
 
 
-def build_figure(records: Sequence[dict], title: str = "training curves", config: dict | None = None,
-                 size: tuple[int, int] = DEFAULT_SIZE) -> Figure:
+def build_figure(records: Sequence[IterationRecord | dict], title: str = "training curves",
+                 config: dict | None = None, size: tuple[int, int] = DEFAULT_SIZE) -> Figure:
     """The six panels of a run's metrics, as a matplotlib Figure of `size` pixels (on an Agg canvas)."""
     if not records:
         raise ValueError("no metrics records to plot")
+    records = as_records(records)
     config = config or {}
     fig = Figure(figsize=(size[0] / DPI, size[1] / DPI), dpi=DPI, facecolor="white")
     FigureCanvasAgg(fig)
     header = min(0.2, 62 / size[1])  # the title and facts above the panels, ~62 px
     fig.set_layout_engine("constrained", rect=(0, 0, 1, 1 - header), h_pad=0.08, w_pad=0.08)
     axes = fig.subplots(2, 3).ravel()
-    last_games = max(float(r["games"]) for r in records)
+    last_games = max(float(r.games) for r in records)
     for ax, name in zip(axes, TITLES):
         ax.set_title(name, fontweight="bold")
         ax.set_xlabel("self-play games")
@@ -260,11 +265,11 @@ def build_figure(records: Sequence[dict], title: str = "training curves", config
     _finish(speed_ax, "no data yet")
 
     last = records[-1]
-    facts = [f"{len(records)} iterations", f"{int(last['games']):,} games"]
-    if _finite(last.get("positions")):
-        facts.append(f"{int(last['positions']):,} positions")
-    if _finite(last.get("wall_time")):
-        facts.append(f"{last['wall_time'] / 3600:.2f} h wall time")
+    facts = [f"{len(records)} iterations", f"{int(last.games):,} games"]
+    if _finite(last.positions):
+        facts.append(f"{int(last.positions):,} positions")
+    if _finite(last.wall_time):
+        facts.append(f"{last.wall_time / 3600:.2f} h wall time")
     if ladder:
         _, level, score, _ = ladder[-1]
         facts.append(f"last eval {score:.2f} vs pure {level:g}" if level is not None else f"last eval {score:.2f}")

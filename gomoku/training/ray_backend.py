@@ -1,14 +1,14 @@
 """Self-play and evaluation games on Ray actors: ``selfplay.backend: ray``.
 
-``RayPool`` offers the pipeline what ``WorkerPool`` does (``run(tasks, on_progress)``, ``len``,
-``close``, ``server``), with the workers as Ray actors, on this machine or on every node of a
-cluster. Each actor runs the batched ``SelfPlayRunner`` with its own copy of the net (on a CPU, or
-on a share of a GPU when the cluster has one) and also plays evaluation games.
+``RayPool`` offers what ``WorkerPool`` does (``publish(weights)``, ``run(tasks, on_progress)``,
+``len``, ``close``, ``server``), with the workers as Ray actors, on this machine or on every node of a
+cluster. Each actor is a ``Worker`` (gomoku.training.worker) with its own copy of the net (on a
+CPU, or on a share of a GPU when the cluster has one): self-play and evaluation games.
 
 How a ``run`` goes:
-- The weights are put into the object store once per version (``ray.put``; the same weights sent
-  again, as an evaluation's to the self-play of the next iteration, are not put again). Each call carries the version
-  and a reference to it; an actor pulls and loads the weights only when the version is new.
+- ``publish`` puts each version of the weights into the object store once (``ray.put``). Each
+  call carries the version and a reference to it; an actor pulls and loads the weights only when
+  the version is new.
 - The tasks are cut into small calls: self-play into calls of ``GAMES_PER_CALL`` finished games
   (the actor's unfinished games go on in its next call, as in a worker process), evaluation into
   one call per game (a game's seeds depend on its index only, so it does not matter who plays
@@ -20,14 +20,7 @@ How a ``run`` goes:
   (``max_restarts``); a log line says so. More than ``MAX_RETRIES`` failures of one call raise
   ``WorkerError``, as does an exception inside a call.
 
-Ray itself: with ``selfplay.ray_address`` empty, the pool starts a local Ray instance and stops
-it in ``close``; its temp files and logs go to ``RUN_DIR/ray`` (a short temp folder, deleted at
-``close``, when that path is too long for Ray's sockets), no dashboard, no usage statistics, and
-nothing in the home folder (token authentication with a token held in this process's environment,
-unless ``RAY_AUTH_MODE`` says otherwise). With an address (``auto`` for the cluster started on
-this machine with ``ray start``), the pool joins that cluster and only disconnects at the end. A
-process already connected to Ray (``ray.init`` before the pool) is used as it is. The caller's
-SIGTERM handler survives ``ray.init``.
+Ray itself is started or joined by gomoku.training.ray_session (``start_ray``).
 """
 
 from __future__ import annotations
@@ -35,12 +28,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import secrets
 import shutil
-import signal
-import socket
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,8 +36,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gomoku.training.config import config_from_dict
-from gomoku.training.selfplay import SelfPlayGame, SelfPlayRunner, WorkerError, WorkerNet, play_eval_games
+from gomoku.training.config import Config
+from gomoku.training.messages import (EvalTask, Result, SelfPlayTask, Task, Weights, WorkerError, WorkerSpec,
+                                      empty_result)
+from gomoku.training.ray_session import start_ray
+from gomoku.training.worker import Worker
 
 try:
     import ray
@@ -59,14 +50,6 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 log = logging.getLogger(__name__)
 
-RAY_DIR = "ray"  # Ray's temp files and logs in the run directory (of its last start)
-# A Unix socket path has at most 107 bytes on Linux; Ray puts its sockets at
-# TEMP/session_<date>_<time>_<micros>_<pid>/sockets/plasma_store.
-SOCKET_PATH_LIMIT = 107
-SESSION_SOCKET_SUFFIX = len("/session_2026-01-01_00-00-00_000000_4194304/sockets/plasma_store")
-RAY_AUTH_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
-RAY_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
-LOCAL_OBJECT_STORE_BYTES = 256 * 2**20  # weights and games are small; Ray's default is 30% of memory
 GAMES_PER_CALL = 1  # finished self-play games an actor returns per call
 CALLS_PER_ACTOR = 2  # calls queued on each actor, so that it never waits for the driver
 MAX_RETRIES = 3  # failures (deaths of its actor) of one call before run() gives up
@@ -75,18 +58,9 @@ POLL_S = 5.0  # ray.wait's timeout; waits longer than WAIT_LOG_S without an answ
 WAIT_LOG_S = 60.0
 PING_AGAIN_S = 0.5  # before asking a restarting actor again whether it is back
 START_TIMEOUT_S = 600.0  # for the actors to start (torch imports, a node joining)
-CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address before ray.init (which retries for minutes)
 
 
-@dataclass
-class SelfPlayChunk:
-    """What one self-play call returns: the games that finished and the moves made in all games."""
-
-    games: list[SelfPlayGame]
-    moves: int
-
-
-@dataclass
+@dataclass(frozen=True)
 class ActorInfo:
     pid: int
     node_id: str
@@ -94,51 +68,31 @@ class ActorInfo:
 
 
 class SelfPlayActor:
-    """One Ray actor: a ``SelfPlayRunner`` with its own net (made a Ray actor by ``RayPool``)."""
+    """One Ray actor: a ``Worker`` with its own net (made a Ray actor by ``RayPool``)."""
 
-    def __init__(self, config_dict: dict, actor_id: int):
+    def __init__(self, config: Config, actor_id: int):
         import torch
 
         torch.set_num_threads(1)
-        self.config = config_from_dict(config_dict)
         self.device = "cuda" if ray.get_gpu_ids() else "cpu"
-        self.net = WorkerNet(self.config, self.device)
-        s = self.config.selfplay
-        self.runner = SelfPlayRunner(self.net.evaluator, self.config.board, self.config.search, s.parallel_games,
-                                     np.random.default_rng(actor_id))
-        self.version = -1  # of the weights loaded
+        self.worker = Worker(WorkerSpec(config, actor_id, self.device))
 
     def info(self) -> ActorInfo:
         return ActorInfo(os.getpid(), ray.get_runtime_context().get_node_id(), self.device)
 
-    def _evaluator(self, box: list, version: int):
-        if version != self.version:
-            self.net.load(ray.get(box[0]))
-            self.version = version
-        return self.net.evaluator
-
-    def play(self, box: list, version: int, min_games: int, seed: int) -> SelfPlayChunk:
-        self.runner.search.evaluator = self._evaluator(box, version)
-        self.runner.set_rng(np.random.default_rng(seed))
-        before = self.runner.moves_played
-        games = self.runner.play(min_games)
-        return SelfPlayChunk(games, self.runner.moves_played - before)
-
-    def evaluate(self, box: list, version: int, indices: list[int], opponent: str, seed: int) -> list:
-        return play_eval_games(self._evaluator(box, version), self.config, indices, opponent, seed)
+    def run(self, box: list, version: int, task: Task) -> Result:
+        """Answer ``task`` with the weights of ``version`` (pulled from ``box[0]`` when new here)."""
+        if version != self.worker.version:
+            self.worker.load(Weights(version, ray.get(box[0])))
+        return self.worker.run(task)
 
 
 @dataclass
 class _Call:
-    """A piece of a task: ``games`` self-play games, or the evaluation game ``index``."""
+    """A piece of a task: ``games`` self-play games, or one evaluation game."""
 
-    task: int
-    kind: str  # "selfplay" or "eval"
-    weights: int  # the task's weights, an index into run()'s published list
-    seed: int
-    games: int = 0
-    index: int = -1
-    opponent: str = ""
+    task: int  # the task's index in run()'s list
+    piece: Task
     failures: int = 0
 
 
@@ -151,121 +105,29 @@ class _Slot:
     dead: bool = False  # given up on: no actor in this slot any more
 
 
-@dataclass
-class _Weights:
+@dataclass(frozen=True)
+class _Published:
     """Weights in the object store: ``box`` holds the reference (a list, so that Ray passes the
-    reference to the actors instead of the weights); ``copy`` is what they were when put."""
+    reference to the actors instead of the weights)."""
 
     box: list
     version: int
-    copy: dict
-
-
-def _short_enough(folder: Path) -> bool:
-    return len(str(folder).encode()) + SESSION_SOCKET_SUFFIX <= SOCKET_PATH_LIMIT
-
-
-@dataclass
-class _RaySession:
-    """What the pool did to get Ray going, so that ``close`` undoes exactly that."""
-
-    owned: bool  # ray.init was ours: ray.shutdown at close (stops a local instance, leaves a cluster)
-    temp_dir: Path | None = None  # a temp folder of ours, deleted at close
-
-
-def start_ray(address: str, run_dir: Path | None) -> _RaySession:
-    """Connect this process to Ray: the instance it is already connected to, the cluster at
-    ``address``, or (``address`` empty) a new local instance whose files stay in ``run_dir/ray``.
-
-    ``ray.init`` sets a SIGTERM handler of its own (exit at once); the caller's is put back, so
-    that `kill` still stops a training run the way it stops one on the process pool."""
-    if ray.is_initialized():
-        log.info("self-play on the Ray instance this process is connected to")
-        return _RaySession(owned=False)
-    main_thread = threading.current_thread() is threading.main_thread()
-    sigterm = signal.getsignal(signal.SIGTERM) if main_thread else None
-    try:
-        return _connect(address, run_dir)
-    finally:
-        if main_thread and sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)
-
-
-def _no_cluster(address: str, why: str) -> WorkerError:
-    return WorkerError(f"selfplay.ray_address {address!r}: no Ray cluster to join at {address} ({why}); start one "
-                       f"with `ray start --head`, or leave selfplay.ray_address empty for a local one")
-
-
-def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """WorkerError unless something listens at ``address`` (HOST:PORT, or ray://HOST:PORT): ray.init
-    would retry a closed port for minutes. ``auto`` (the cluster of this machine) is Ray's to find."""
-    if address == "auto":
-        return
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise WorkerError(f"selfplay.ray_address {address!r}: expected HOST:PORT (or auto)")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
-    except (OSError, OverflowError) as error:
-        raise _no_cluster(address, getattr(error, "strerror", None) or str(error) or type(error).__name__) from None
-
-
-def _connect(address: str, run_dir: Path | None) -> _RaySession:
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
-    if address:
-        check_reachable(address)
-        try:
-            ray.init(address=address, **quiet)
-        except ConnectionError as error:
-            raise _no_cluster(address, str(error)) from None
-        log.info("self-play on the Ray cluster at %s: %s", address, ray.cluster_resources())
-        return _RaySession(owned=True)
-    session = _RaySession(owned=True)
-    folder = (Path(run_dir) / RAY_DIR).resolve() if run_dir is not None else None
-    if folder is not None and _short_enough(folder):
-        shutil.rmtree(folder, ignore_errors=True)  # the files of the run's previous Ray start
-        folder.mkdir(parents=True)
-    else:
-        folder = session.temp_dir = Path(tempfile.mkdtemp(prefix="gzray-"))
-    if not any(name in os.environ for name in RAY_AUTH_VARIABLES):
-        # Ray turns token authentication on for a new local instance and writes its token to
-        # ~/.ray/auth_token unless one is given: give one, held in this process's environment.
-        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    auth_log = logging.getLogger(RAY_AUTH_LOGGER)  # it warns that it turned token authentication on
-    level = auth_log.level
-    auth_log.setLevel(logging.ERROR)
-    try:
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, _temp_dir=str(folder),
-                 object_store_memory=LOCAL_OBJECT_STORE_BYTES, **quiet)
-    except BaseException:  # Ctrl-C during the start included: leave nothing running
-        if ray.is_initialized():
-            ray.shutdown()
-        if session.temp_dir is not None:
-            shutil.rmtree(session.temp_dir, ignore_errors=True)
-        raise
-    finally:
-        auth_log.setLevel(level)
-    log.info("self-play on a local Ray instance (%d CPUs; its files in %s)", os.cpu_count() or 1, folder)
-    return session
 
 
 class RayPool:
     """``n`` self-play actors on Ray (``n`` 0: one per CPU of the cluster); see the module docstring.
 
-    ``run(tasks)`` takes the ``WorkerPool``'s tasks, ``("selfplay", weights, min_games, seed)`` and
-    ``("eval", weights, game_indices, opponent, seed)``, and returns one answer per task in task
-    order: ``(games, moves)`` with at least ``min_games`` games, or ``[(index, result), ...]``.
+    ``run(tasks)`` takes the ``WorkerPool``'s tasks (``SelfPlayTask``, ``EvalTask``) and returns
+    one answer per task in task order (``SelfPlayResult``, ``EvalResult``).
     """
 
     server = None  # no inference server: every actor evaluates its own leaves
 
-    def __init__(self, config_dict: dict, n: int = 0, address: str = "", run_dir: str | Path | None = None):
-        self._config = config_dict
+    def __init__(self, config: Config, n: int = 0, address: str = "", run_dir: str | Path | None = None):
+        self._config = config
         self._session = start_ray(address, Path(run_dir) if run_dir is not None else None)
         self.restarts = 0  # actor deaths seen
-        self._published: _Weights | None = None
-        self._versions = 0
+        self._published: _Published | None = None
         self._pings: dict = {}  # ObjectRef of a restarted actor's info() -> its slot
         self._slots: list[_Slot] = []
         try:
@@ -279,7 +141,7 @@ class RayPool:
         resources = ray.cluster_resources()
         cpus, gpus = resources.get("CPU", 1.0), resources.get("GPU", 0.0)
         n = n if n > 0 else max(1, int(cpus))
-        device = config_from_dict(self._config).selfplay.device
+        device = self._config.selfplay.device
         if device == "cuda" and not gpus:
             raise WorkerError("selfplay.device is cuda, but the Ray cluster has no GPU")
         use_gpu = gpus > 0 and device != "cpu"
@@ -319,44 +181,39 @@ class RayPool:
         return sum(slot.ready and not slot.dead for slot in self._slots)
 
     # ------------------------------------------------------------------ weights
-    def _publish(self, weights: dict) -> _Weights:
-        import torch
-
-        old = self._published
-        if old is not None and old.copy.keys() == weights.keys() and all(
-                torch.equal(old.copy[k], v) for k, v in weights.items()):
-            return old
-        self._versions += 1
-        copy = {k: v.detach().cpu().clone() for k, v in weights.items()}  # the caller's tensors may change
-        self._published = _Weights([ray.put(copy)], self._versions, copy)
-        return self._published
+    def publish(self, state: dict) -> None:
+        """A new version of the net's weights, put into the object store once for all actors."""
+        version = self._published.version + 1 if self._published is not None else 0
+        copy = {k: v.detach().cpu().clone() for k, v in state.items()}  # the caller's tensors may change
+        self._published = _Published([ray.put(copy)], version)
 
     # ------------------------------------------------------------------ running tasks
     @staticmethod
-    def _split(tasks: list[tuple]) -> list[_Call]:
-        """The calls of the tasks; a call's ``weights`` is its task's index."""
+    def _split(tasks: list[Task]) -> list[_Call]:
+        """The calls of the tasks: self-play in pieces of ``GAMES_PER_CALL`` games (each with a
+        seed of its own drawn from the task's), evaluation one game per call."""
         calls: list[_Call] = []
         for t, task in enumerate(tasks):
-            if task[0] == "selfplay":
-                _, _, min_games, seed = task
-                for part, start in enumerate(range(0, min_games, GAMES_PER_CALL)):
-                    part_seed = int(np.random.SeedSequence([seed, part]).generate_state(1)[0])
-                    calls.append(_Call(t, "selfplay", t, part_seed, games=min(GAMES_PER_CALL, min_games - start)))
-            elif task[0] == "eval":
-                _, _, indices, opponent, seed = task
-                calls += [_Call(t, "eval", t, seed, index=i, opponent=opponent) for i in indices]
+            if isinstance(task, SelfPlayTask):
+                for part, start in enumerate(range(0, task.min_games, GAMES_PER_CALL)):
+                    part_seed = int(np.random.SeedSequence([task.seed, part]).generate_state(1)[0])
+                    games = min(GAMES_PER_CALL, task.min_games - start)
+                    calls.append(_Call(t, SelfPlayTask(games, part_seed)))
+            elif isinstance(task, EvalTask):
+                calls += [_Call(t, EvalTask((i,), task.opponent, task.seed)) for i in task.indices]
             else:
-                raise ValueError(f"unknown task {task[0]!r}")
+                raise TypeError(f"not a task: {task!r}")
         return calls
 
-    def run(self, tasks: list[tuple], on_progress: Callable[[int], None] | None = None) -> list:
-        published = [self._publish(task[1]) for task in tasks]
+    def run(self, tasks: list[Task], on_progress: Callable[[int], None] | None = None) -> list[Result]:
+        """One answer per task, in task order: a ``SelfPlayResult`` with at least the games asked
+        for, or an ``EvalResult`` with the task's games."""
         queue = collections.deque(self._split(tasks))
-        answers: list = [([], 0) if task[0] == "selfplay" else [] for task in tasks]
+        answers: list[Result] = [empty_result(task) for task in tasks]
         pending: dict = {}  # ObjectRef -> (slot index, _Call)
         last_answer = time.monotonic()
         while queue or pending:
-            self._dispatch(queue, pending, published)
+            self._dispatch(queue, pending)
             waitables = [*pending, *self._pings]
             if not waitables:
                 raise WorkerError("no self-play actor is left to play the games")
@@ -377,8 +234,9 @@ class RayPool:
                     on_progress(games)
         return answers
 
-    def _dispatch(self, queue: collections.deque, pending: dict, published: list[_Weights]) -> None:
+    def _dispatch(self, queue: collections.deque, pending: dict) -> None:
         """Queue calls on the actors that have room, round-robin."""
+        weights = self._published
         while queue:
             room = [i for i, slot in enumerate(self._slots)
                     if slot.ready and not slot.dead and len(slot.calls) < CALLS_PER_ACTOR]
@@ -387,11 +245,7 @@ class RayPool:
             index = min(room, key=lambda i: len(self._slots[i].calls))
             call = queue.popleft()
             slot = self._slots[index]
-            weights = published[call.weights]
-            if call.kind == "selfplay":
-                ref = slot.actor.play.remote(weights.box, weights.version, call.games, call.seed)
-            else:
-                ref = slot.actor.evaluate.remote(weights.box, weights.version, [call.index], call.opponent, call.seed)
+            ref = slot.actor.run.remote(weights.box, weights.version, call.piece)
             slot.calls.add(ref)
             pending[ref] = (index, call)
 
@@ -410,14 +264,8 @@ class RayPool:
             queue.appendleft(call)
             self._lost(index, error)
             return 0
-        answer = answers[call.task]
-        if call.kind == "selfplay":
-            answer[0].extend(value.games)
-            answers[call.task] = (answer[0], answer[1] + value.moves)
-            return len(value.games)
-        answer.extend(value)
-        answer.sort()
-        return len(value)
+        answers[call.task] = answers[call.task] + value
+        return len(value.games)
 
     def _lost(self, index: int, error: Exception) -> None:
         slot = self._slots[index]

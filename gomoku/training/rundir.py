@@ -6,6 +6,8 @@
 - ``remove_stale_temps``: the temp files of saves cut short by a kill (only with the lock held).
 - ``append_line`` / ``repair_metrics``: the metrics file is appended one flushed line per
   iteration; on resume the lines past the checkpoint's iteration (and a torn last line) are dropped.
+- ``writing(path)``: a failed write of a run's file (a full disk, a folder gone read-only) becomes a
+  ``RunWriteError`` naming the file.
 - ``fault_point(name)``: called at the named points of a save. Tests monkeypatch it, or set
   ``GOMOKU_FAULT=name`` (or ``name@k``: at its k-th hit in the process) to have the process
   SIGKILL itself there, as a power cut or ``kill -9`` would.
@@ -13,6 +15,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -196,3 +200,37 @@ def repair_metrics(path: Path, iteration: int) -> list[int]:
     body = b"".join(line + b"\n" for line in keep)
     atomic_write(path, lambda handle: handle.write(body), before_replace=lambda: fault_point("metrics_repair.tmp"))
     return dropped
+
+
+class RunWriteError(OSError):
+    """A file of the run could not be written (a full disk, a folder gone read-only): the run stays
+    at its last committed iteration, and the file's previous version is intact."""
+
+
+def _os_error_in(error: BaseException) -> OSError | None:
+    """The OSError behind ``error``: itself, or one it was raised from or during (torch.save raises
+    a RuntimeError while handling the OSError of a full disk)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+@contextlib.contextmanager
+def writing(path: Path):
+    """Turn a failed write of ``path`` (an OSError, or torch's RuntimeError over one) into a
+    ``RunWriteError`` naming the file."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        cause = _os_error_in(error)
+        if cause is None or isinstance(error, RunWriteError):
+            raise
+        reason = cause.strerror or str(cause)
+        fix = "free some space, then --resume" if cause.errno == errno.ENOSPC else "then --resume"
+        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration ({fix})")
+        failure.errno = cause.errno
+        raise failure from error
