@@ -108,3 +108,18 @@ def test_a_worker_loads_a_version_once_and_plays_its_tasks():
     result = worker.run(EvalTask((0, 1), "random", 5))
     assert [g.index for g in result.games] == [0, 1] and all(g.result in (-1, 0, 1) for g in result.games)
     assert np.all(np.concatenate([g.outcomes for g in played.games]) ** 2 <= 1)
+
+
+def test_the_seed_fixes_the_first_weights(tmp_path):
+    """A run's seed sets the net's starting weights too (it was drawn before the seed was set)."""
+    from gomoku.training.pipeline import TrainPipeline
+
+    def first_weights(name: str, seed: int) -> dict:
+        config = load_config(None, [f"seed={seed}"])
+        pipeline = TrainPipeline(config, tmp_path / name, device="cpu", progress=False)
+        torch.rand(5)  # whatever the process drew before does not matter
+        return {k: v.clone() for k, v in pipeline.net.state_dict().items()}
+
+    a, b, c = first_weights("a", 3), first_weights("b", 3), first_weights("c", 4)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)

@@ -111,11 +111,11 @@ class TrainPipeline:
             torch.set_num_threads(config.train.torch_threads)
         b = config.board
         self.net_config = NetConfig(b.width, b.height, config.net.arch, config.net.channels, config.net.blocks)
+        torch.manual_seed(config.seed)  # before the net is built: its first weights come from the seed too
         self.net = build_net(self.net_config)
         self.trainer = Trainer(self.net, config.train.lr, self.device)
         self.buffer = ReplayBuffer(config.train.buffer_size, (4, b.height, b.width), b.width * b.height)
         self.rng = np.random.default_rng(config.seed)
-        torch.manual_seed(config.seed)
         self.state = RunState.start(config.eval.pure_playouts)  # as committed (checkpoint.pt)
         self._in_flight: int | None = None  # the iteration being played, until its commit
         self._stopped_mid_iteration = False

@@ -1,7 +1,7 @@
 """Self-play and evaluation games in worker processes on this machine: ``selfplay.backend: pool``.
 
-``WorkerPool`` runs one ``Worker`` per process (started from ``gomoku.game.processes``, one torch thread each), built once
-from a ``WorkerSpec``. ``publish(weights)`` numbers a new version of the net's weights; a worker
+``WorkerPool`` runs one ``Worker`` per process (started as ``gomoku.game.processes`` says, one torch
+thread each), built once from a ``WorkerSpec``. ``publish(weights)`` numbers a new version of the net's weights; a worker
 is sent a version (on its task queue, before its next task that needs it) once. Each worker
 evaluates its leaves with its own copy of the net, or (``selfplay.inference: server``) sends them
 to one ``InferenceServer`` in the pool's process, which batches the leaves of all workers into
