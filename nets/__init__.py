@@ -1,5 +1,6 @@
 """Policy-value networks in PyTorch: the model, its evaluator for the search, training, checkpoints.
 
+``nets.loading.load_evaluator`` is the one way from a model file to an evaluator (torch or onnxruntime).
 Never imports gomoku/ or mcts/ code beyond what it is given; the search never imports this.
 """
 

@@ -192,10 +192,11 @@ def test_the_in_memory_export_runs_like_the_file(exported):
 ONNXRUNTIME_SESSION_FILE = ".ses"
 KILLED_LOADER = """
 import sys
-from gomoku.pbrain.loader import onnx_evaluator
 from gomoku.players import make_player
+from nets.loading import forget_exports, load_evaluator
 player = make_player(f"az:{sys.argv[1]}:10", seed=0)
-evaluator, _ = onnx_evaluator(sys.argv[1])
+forget_exports()  # the engine's load below exports the file again
+evaluator = load_evaluator(sys.argv[1], runtime="onnx", device="cpu").evaluator
 print(type(player.evaluator).__name__, type(evaluator).__name__, flush=True)
 sys.stdin.read()
 """
@@ -302,3 +303,26 @@ def test_export_script_writes_nothing_when_the_check_fails(tmp_path, capsys):
     assert _export_script().main([str(tmp_path / "nan.pt"), str(tmp_path / "nan.onnx")]) == 2
     assert "non-finite" in _one_line_error(capsys)
     assert not (tmp_path / "nan.onnx").exists()
+
+
+def test_one_loader_keeps_a_files_export_until_the_file_changes(exported):
+    """nets.loading is the one way from a model file to an evaluator (az players, the engine): a
+    .pt file is exported once per version of the file; a bad runtime is a ValueError."""
+    import os
+
+    from nets import loading
+    from nets.loading import forget_exports, load_evaluator
+
+    _, model_pt, _ = exported
+    forget_exports()
+    first = load_evaluator(model_pt, runtime="onnx", device="cpu")
+    again = load_evaluator(model_pt, runtime="onnx", device="cpu")
+    assert (first.runtime, first.n_in_row, first.config) == ("onnx", 5, again.config)
+    assert first.evaluator is not again.evaluator and len(loading._exports) == 1
+    os.utime(model_pt, ns=(1, 1))  # another version of the file: exported again
+    load_evaluator(model_pt, runtime="onnx", device="cpu")
+    assert len(loading._exports) == 2
+    assert load_evaluator(model_pt, runtime="torch").runtime == "torch"
+    with pytest.raises(ValueError, match="runtime must be one of auto, torch, onnx"):
+        load_evaluator(model_pt, runtime="tpu")
+    forget_exports()

@@ -347,12 +347,12 @@ def test_forced_move_and_time_budget():
 
 
 def test_onnx_option_falls_back_to_torch_without_onnxruntime(random_model, monkeypatch):
-    import gomoku.pbrain.loader as pbrain
+    import nets.onnx_export
 
-    def missing(path, threads=1):
-        raise ImportError("onnxruntime is not installed")
+    def missing(module):
+        raise ImportError(f"{module} is not installed")
 
-    monkeypatch.setattr(pbrain, "onnx_evaluator", missing)
+    monkeypatch.setattr(nets.onnx_export, "require", missing)  # what nets.loading checks first
     out: list[str] = []
     engine = PbrainEngine(EngineOptions(model=random_model, playouts=16, onnx=True), write=out.append)
     engine.handle_line("START 9")

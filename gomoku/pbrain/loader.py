@@ -196,8 +196,10 @@ class Players:
     def _load_onnx(self, path: Path, playouts: int | None) -> Loaded | None:
         """An AlphaZero player on onnxruntime; None (and a MESSAGE) when it cannot run, so that a
         .pt model falls back to torch."""
+        from nets.loading import load_evaluator
+
         try:
-            evaluator, n_in_row = onnx_evaluator(path, self.options.threads)
+            loaded = load_evaluator(path, runtime="onnx", device="cpu", threads=self.options.threads)
         except ImportError as error:
             if path.suffix.lower() == ".onnx":
                 raise ProtocolError(f"cannot run {path}: {error}") from error
@@ -207,43 +209,17 @@ class Players:
             raise ProtocolError(f"cannot run {path} with onnxruntime: {error}") from error
         from gomoku.players.search import AlphaZeroPlayer
 
+        evaluator = loaded.evaluator
         player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
                                  name=f"az:{path}" + (f":{playouts}" if playouts else "") + " (onnxruntime)",
                                  leaves_per_step=self.options.leaves, cache_entries=self.options.cache)
-        player.net_config = evaluator.config
-        return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=n_in_row,
+        player.net_config = loaded.config
+        return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=loaded.n_in_row,
                       untimed_playouts=playouts or AZ_PLAYOUTS)
-
-
-_exported: dict[Path, tuple[bytes, int]] = {}  # .pt model -> (its ONNX export, in memory; n_in_row)
 
 
 def remove_exports() -> None:
     """Forget the in-memory exports of .pt models."""
-    _exported.clear()
+    from nets.loading import forget_exports
 
-
-def onnx_evaluator(path: Path, threads: int = DEFAULT_THREADS):
-    """An OnnxEvaluator for an exported model, or for a .pt model exported in memory (and checked
-    against torch) on first use, and the n_in_row its net was trained for.
-    Raises ImportError without onnx/onnxruntime."""
-    from nets.onnx_export import require
-
-    require("onnx")
-    require("onnxruntime")
-    from nets.checkpoint import DEFAULT_N_IN_ROW, load_model
-    from nets.onnx_evaluator import OnnxEvaluator
-    from nets.onnx_export import export_in_memory
-
-    path = Path(path)
-    if path.suffix.lower() != ".onnx":
-        if path.resolve() not in _exported:
-            net, n_in_row = load_model(path)
-            _exported[path.resolve()] = export_in_memory(net, n_in_row), n_in_row
-        exported, n_in_row = _exported[path.resolve()]
-        return OnnxEvaluator(exported, threads=threads), n_in_row
-    evaluator = OnnxEvaluator(path, threads=threads)
-    if evaluator.n_in_row is None:
-        log.info("%s records no n_in_row: assuming %d in a row", path, DEFAULT_N_IN_ROW)
-        return evaluator, DEFAULT_N_IN_ROW
-    return evaluator, evaluator.n_in_row
+    forget_exports()

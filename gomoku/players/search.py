@@ -24,7 +24,6 @@ PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/t
 log = logging.getLogger(__name__)
 
 PURE_C_PUCT = 5.0
-RUNTIMES = ("auto", "torch", "onnx")  # where a .pt net runs on the CPU
 
 
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
@@ -249,44 +248,12 @@ class AlphaZeroPlayer(SearchPlayer):
         ``threads``: onnxruntime's intra-op threads (1 where several searches share the cores).
         The player keeps the rule the net was trained for (``n_in_row``, 5 for files that record
         none) and refuses, with a ValueError, a board with another rule or size."""
-        if runtime not in RUNTIMES:
-            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
-        from nets.checkpoint import DEFAULT_N_IN_ROW
+        from nets.loading import load_evaluator
 
-        if str(path).lower().endswith(".onnx"):
-            from nets.onnx_evaluator import OnnxEvaluator
-
-            evaluator = OnnxEvaluator(path, threads=threads)
-            net_config, n_in_row = evaluator.config, evaluator.n_in_row
-            if n_in_row is None:
-                log.info("%s records no n_in_row: assuming %d in a row", path, DEFAULT_N_IN_ROW)
-                n_in_row = DEFAULT_N_IN_ROW
-        else:
-            from nets import NetEvaluator, default_device
-            from nets.checkpoint import load_model
-
-            net, n_in_row = load_model(path)
-            net_config = net.config
-            device = device or default_device()
-            if _use_onnx(runtime, device):
-                from nets.onnx_evaluator import OnnxEvaluator
-                from nets.onnx_export import export_in_memory
-
-                evaluator = OnnxEvaluator(export_in_memory(net, n_in_row), threads=threads)
-            else:
-                evaluator = NetEvaluator(net, device)
+        loaded = load_evaluator(path, runtime, device, threads)
+        evaluator, net_config, n_in_row = loaded.evaluator, loaded.config, loaded.n_in_row
         name = f"az:{path}:{spec_amount(n_playout, kwargs.get('seconds'))}"
         player = cls(evaluator, n_playout=n_playout, seed=seed, name=name, **kwargs)
         player.net_config = net_config
         player.n_in_row = n_in_row
         return player
-
-
-def _use_onnx(runtime: str, device: str) -> bool:
-    if runtime == "torch" or not str(device).startswith("cpu"):
-        return False
-    if runtime == "onnx":
-        return True
-    from nets.onnx_export import onnx_available
-
-    return onnx_available()
