@@ -98,6 +98,7 @@ if __name__ == "__main__":
 
 
 # ---------------------------------------------------------------------------- the test
+from tests.fakes import metrics_records  # noqa: E402  (below the driver: run as a script, it stops above)
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -110,16 +111,11 @@ def _temps(run: Path) -> list[Path]:
     return [p for p in run.rglob("*") if p.name.endswith(".tmp")]
 
 
-def _records(run: Path) -> list[dict]:
-    path = run / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def check_consistent(pipeline: TrainPipeline) -> None:
     """What a resume sees describes iteration N = the checkpoint's, and nothing else."""
     run, n = pipeline.run_dir, pipeline.iteration
     assert not _temps(run)
-    records = _records(run)
+    records = metrics_records(run)
     assert [r["iteration"] for r in records] == list(range(1, n + 1))  # none missing, none twice
     shards = pipeline.shards.iterations()
     assert shards == list(range(shards[0], n + 1)) if shards else n == 0  # the newest, up to N
@@ -158,7 +154,7 @@ def test_kill_at_any_instant_then_resume(tmp_path):
         check_consistent(pipeline)
         before = pipeline.iteration
         pipeline.run(max_iterations=1)
-        assert [r["iteration"] for r in _records(run)] == list(range(1, before + 2)), name
+        assert [r["iteration"] for r in metrics_records(run)] == list(range(1, before + 2)), name
         assert not _temps(run), name
         check_consistent(TrainPipeline(None, run, device="cpu", resume=True, progress=False))
 
@@ -189,7 +185,7 @@ def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         pipeline.run()
     assert pipeline.committed_iteration == pipeline.iteration == 1
-    assert [r["iteration"] for r in _records(tmp_path)] == [1]
+    assert [r["iteration"] for r in metrics_records(tmp_path)] == [1]
     assert not _temps(tmp_path)
     check_consistent(TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False))
 

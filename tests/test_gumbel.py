@@ -10,21 +10,7 @@ from gomoku.training.config import ConfigError, load_config
 from gomoku.training.selfplay import SelfPlayRunner
 from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
 from mcts.gumbel import completed_q, halving_schedule, improved_policy, sigma, top_k
-
-
-class HashEvaluator:
-    """Priors drawn from a hash of the position, and a fixed value."""
-
-    def __init__(self, value=0.0):
-        self.value = value
-
-    def evaluate_batch(self, planes, legal):
-        priors = []
-        for p, ok in zip(planes, legal):
-            rng = np.random.default_rng(int.from_bytes(np.packbits(p > 0).tobytes(), "little") % 2**32)
-            prior = rng.random(ok.size) * ok
-            priors.append(prior / prior.sum())
-        return np.array(priors), np.full(len(planes), self.value)
+from tests.fakes import HashEvaluator
 
 
 def gumbel_search(boards, evaluator=None, n=32, k=8, seed=0, **kwargs):

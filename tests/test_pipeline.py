@@ -14,6 +14,7 @@ from gomoku.training.config import load_config
 from gomoku.training.pipeline import TrainPipeline
 from gomoku.training.selfplay import SelfPlayRunner
 from mcts import UniformEvaluator
+from tests.fakes import metrics_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -183,10 +184,6 @@ def test_kill_saves_and_resumes(tmp_path):
 
 
 # ---------------------------------------------------------------------------- a run loses nothing
-def _records(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-
-
 def _snapshot(run: Path) -> dict[str, bytes]:
     return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()
             and p.name != "train.lock"}
@@ -227,7 +224,7 @@ def test_resume_continues_the_run_with_its_own_config(tmp_path, caplog):
     changed = TrainPipeline(None, run, device="cpu", resume=True, progress=False,
                             overrides=["train.lr=1e-3", "train.game_batch_num=8"])
     changed.run(max_iterations=1)
-    assert _records(run)[-1]["resumed"] == {"from_iteration": 1, "config_changes": {
+    assert metrics_records(run)[-1]["resumed"] == {"from_iteration": 1, "config_changes": {
         "train.lr": [0.002, 0.001], "train.game_batch_num": [4, 8]}}
     assert load_config(run / "config.yaml").train.lr == 1e-3
     for fixed in ("seed=1", "board.n_in_row=3", "net.arch=resnet"):
@@ -242,13 +239,13 @@ def test_max_wall_time_counts_the_whole_run(tmp_path):
     config = load_config("configs/smoke.yaml", ["search.n_playout=8", "train.game_batch_num=100"])
     first = TrainPipeline(config, run, device="cpu", progress=False)
     first.run(max_wall_s=1e-9)  # any iteration takes longer: exactly one is played
-    assert [r["iteration"] for r in _records(run)] == [1]
+    assert [r["iteration"] for r in metrics_records(run)] == [1]
     # The limit is the run's time over all its sessions: a resume already past it plays nothing.
     before = _snapshot(run)
     TrainPipeline(None, run, device="cpu", resume=True, progress=False).run(max_wall_s=first.wall_time)
     assert _snapshot(run) == before
     TrainPipeline(None, run, device="cpu", resume=True, progress=False).run(max_wall_s=first.wall_time + 1e-9)
-    assert [r["iteration"] for r in _records(run)] == [1, 2]
+    assert [r["iteration"] for r in metrics_records(run)] == [1, 2]
 
 
 def test_a_smaller_buffer_keeps_the_newest_positions_only_when_asked(tmp_path):
@@ -292,7 +289,7 @@ def test_non_finite_training_stops_at_the_last_good_checkpoint(tmp_path, monkeyp
         pipeline.run()
     saved = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     assert saved["iteration"] == 1 and all(torch.isfinite(v).all() for v in saved["model"].values())
-    assert [r["iteration"] for r in _records(tmp_path)] == [1]
+    assert [r["iteration"] for r in metrics_records(tmp_path)] == [1]
     assert [p.name for p in (tmp_path / "buffer").iterdir()] == ["000001.npz"]
     TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False).close()  # lock released
 
@@ -399,4 +396,4 @@ def test_a_run_from_before_the_shards_resumes_with_its_buffer(tmp_path):
     assert not (tmp_path / "buffer.npz").exists()
     assert [p.name for p in (tmp_path / "buffer").iterdir()] == ["000002.npz"]
     resumed.run(max_iterations=1)
-    assert [r["iteration"] for r in _records(tmp_path)] == [1, 2, 3]
+    assert [r["iteration"] for r in metrics_records(tmp_path)] == [1, 2, 3]

@@ -2,7 +2,6 @@
 selfplay.runtime key. The Ray tests skip when Ray is not installed (pip install -e ".[ray]")."""
 
 import importlib.util
-import json
 import os
 import shutil
 import signal
@@ -14,6 +13,7 @@ import torch
 import yaml
 
 from gomoku.training.config import Config, ConfigError, config_from_dict, load_config
+from tests.fakes import metrics_records
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
@@ -43,10 +43,6 @@ def test_old_configs_name_the_runtime_selfplay_backend(tmp_path):
         load_config(None, ["selfplay.backend=mpi"])
     with pytest.raises(ConfigError, match="selfplay.runtime: must be auto, torch or onnx"):
         load_config(None, ["selfplay.runtime=tensorrt"])
-
-
-def _records(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
 @needs_ray
@@ -86,7 +82,7 @@ def test_smoke_run_on_ray_is_interrupted_and_resumed_across_backends(monkeypatch
         assert not ray.is_initialized()  # the pool stopped the Ray instance it started
         saved = torch.load(run / "r/checkpoint.pt", weights_only=True)
         assert saved["iteration"] == 2 and saved["config"]["selfplay"]["backend"] == "ray"
-        record = _records(run / "r")[-1]
+        record = metrics_records(run / "r")[-1]
         assert record["games"] == saved["games_played"] >= 8
         assert record["eval"]["wins"] + record["eval"]["draws"] + record["eval"]["losses"] == 2  # on the actors
         assert list((run / "r/ray").glob("session_*/logs"))  # Ray's files stay in the run directory
@@ -95,7 +91,7 @@ def test_smoke_run_on_ray_is_interrupted_and_resumed_across_backends(monkeypatch
         pool = TrainPipeline(None, run / "r", device="cpu", resume=True, progress=False,
                              overrides=["selfplay.backend=pool", "selfplay.workers=1"])
         pool.run()
-        records = _records(run / "r")
+        records = metrics_records(run / "r")
         assert [r["iteration"] for r in records] == [1, 2, 3] and records[-1]["games"] >= 12
         assert records[-1]["resumed"]["config_changes"]["selfplay.backend"] == ["ray", "pool"]
     finally:

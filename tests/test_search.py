@@ -11,25 +11,7 @@ from mcts.reference import ReferenceMCTS
 from mcts.search import DEFAULT_VCF_NODES
 from mcts.threats import VcfSolver
 from mcts.vct import VctSolver
-
-
-class HashEvaluator:
-    """A deterministic stub: priors and value drawn from a hash of the position."""
-
-    def __init__(self):
-        self.calls = 0
-        self.positions = 0
-
-    def evaluate_batch(self, planes, legal):
-        self.calls += 1
-        self.positions += len(planes)
-        priors, values = [], []
-        for p, ok in zip(planes, legal):
-            rng = np.random.default_rng(int.from_bytes(np.packbits(p > 0).tobytes(), "little") % 2**32)
-            prior = rng.random(ok.size) * ok
-            priors.append(prior / prior.sum())
-            values.append(rng.uniform(-1, 1))
-        return np.array(priors, dtype=np.float32), np.array(values)
+from tests.fakes import HashEvaluator
 
 
 class ConstantEvaluator:

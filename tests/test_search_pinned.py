@@ -25,19 +25,7 @@ from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
 from mcts import BatchedMCTS, SearchConfig
 from tests.boards import position
-
-
-class HashEvaluator:
-    """Priors and value drawn from a hash of the input planes: deterministic, position-dependent."""
-
-    def evaluate_batch(self, planes, legal):
-        priors, values = [], []
-        for p, ok in zip(planes, legal):
-            rng = np.random.default_rng(int.from_bytes(np.packbits(p > 0).tobytes(), "little") % 2**32)
-            prior = rng.random(ok.size) * ok
-            priors.append(prior / prior.sum())
-            values.append(rng.uniform(-1, 1))
-        return np.array(priors, dtype=np.float32), np.array(values)
+from tests.fakes import HashEvaluator
 
 
 POSITIONS = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import importlib.util
-import json
 import logging
 import os
 import signal
@@ -19,6 +18,7 @@ import gomoku.training.pipeline as pipeline_module
 from gomoku.training.config import load_config
 from gomoku.training.pipeline import TrainPipeline
 from nets.checkpoint import FORMAT, atomic_write
+from tests.fakes import metrics_records
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -50,10 +50,6 @@ def train(capsys):
         signal.signal(number, handler)
 
 
-def _records(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-
-
 def test_resume_with_the_command_line_that_started_the_run(tmp_path, train, caplog):
     run = tmp_path / "R"
     line = ["--config", SMOKE, "--run-dir", str(run), "--no-progress", "--set", "board.width=9",
@@ -69,15 +65,15 @@ def test_resume_with_the_command_line_that_started_the_run(tmp_path, train, capl
     assert code == 0, err
     assert "resumed at iteration 1" in out
     assert "differs" not in caplog.text and "resuming with changes" not in caplog.text
-    assert [r["iteration"] for r in _records(run)] == [1, 2]
-    assert _records(run)[-1]["resumed"] == {"from_iteration": 1, "config_changes": {}}
+    assert [r["iteration"] for r in metrics_records(run)] == [1, 2]
+    assert metrics_records(run)[-1]["resumed"] == {"from_iteration": 1, "config_changes": {}}
     # A key that may change, changed on the same line: applied and recorded, no false "differs" warning.
     caplog.clear()
     with caplog.at_level(logging.WARNING):
         code, _, err = train(*line, "--set", "train.lr=1e-3", "--resume", "--max-iterations", "1")
     assert code == 0, err
     assert "differs" not in caplog.text and "train.lr 0.002 -> 0.001" in caplog.text
-    assert _records(run)[-1]["resumed"]["config_changes"] == {"train.lr": [0.002, 0.001]}
+    assert metrics_records(run)[-1]["resumed"]["config_changes"] == {"train.lr": [0.002, 0.001]}
     # The config file differing from the run, with no --set saying so: the run's value is kept, and said.
     caplog.clear()
     with caplog.at_level(logging.WARNING):
@@ -114,7 +110,7 @@ def test_train_max_minutes_ends_the_run(tmp_path):
     config = load_config(SMOKE, ["train.max_minutes=1e-9", "train.game_batch_num=100"])
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
     pipeline.run()
-    assert [r["iteration"] for r in _records(tmp_path)] == [1]  # any iteration takes longer than the limit
+    assert [r["iteration"] for r in metrics_records(tmp_path)] == [1]  # any iteration takes longer than the limit
     assert pipeline.stop_reason.startswith("reached ") and "of run time" in pipeline.stop_reason
     # the smaller of train.max_minutes and max_wall_s wins
     assert pipeline.target(max_wall_s=30.0).wall_s == 60 * 1e-9
@@ -213,7 +209,7 @@ def test_a_full_disk_during_a_checkpoint_save(tmp_path, train, monkeypatch):
     monkeypatch.undo()
     code, out, err = train(*line, "--resume")  # space freed: the lost iteration is played again
     assert code == 0, err
-    assert [r["iteration"] for r in _records(run)] == [1, 2]
+    assert [r["iteration"] for r in metrics_records(run)] == [1, 2]
 
 
 def test_sigterm_during_the_first_save_says_the_run_is_saved(tmp_path, train, monkeypatch):

@@ -1,0 +1,35 @@
+"""Stand-ins shared by the tests: a deterministic evaluator and a run's metrics lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+class HashEvaluator:
+    """Priors (and, unless ``value`` is given, the value) drawn from a hash of the input planes:
+    deterministic and position-dependent. Counts its calls and the positions it was given."""
+
+    def __init__(self, value: float | None = None):
+        self.value = value
+        self.calls = 0
+        self.positions = 0
+
+    def evaluate_batch(self, planes, legal):
+        self.calls += 1
+        self.positions += len(planes)
+        priors, values = [], []
+        for p, ok in zip(planes, legal):
+            rng = np.random.default_rng(int.from_bytes(np.packbits(p > 0).tobytes(), "little") % 2**32)
+            prior = rng.random(ok.size) * ok
+            priors.append(prior / prior.sum())
+            values.append(rng.uniform(-1, 1) if self.value is None else self.value)
+        return np.array(priors, dtype=np.float32), np.array(values)
+
+
+def metrics_records(run: Path) -> list[dict]:
+    """The lines of a run's metrics.jsonl ([] when there is none yet)."""
+    path = Path(run) / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
