@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import logging
 import math
-import queue
-import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from gomoku.game.board import DRAW, Board, IllegalMoveError, other
-from gomoku.game.processes import worker_context
+from gomoku.game.processes import run_in_processes
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, make_player
 
@@ -320,10 +317,6 @@ class EvaluationInterrupted(KeyboardInterrupt):
         self.results, self.played, self.planned, self.cause = results, played, planned, cause
 
 
-WORKER_POLL = 0.5  # seconds between checks that the worker processes are still alive
-WORKER_STOP = 3.0  # seconds to wait for a terminated worker before killing it
-
-
 def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
     """One game of an ``evaluate`` match, with players built fresh from their specs and seeds."""
     match, index, player_spec, opponent_spec, seeds, width, height, n_in_row, options = job
@@ -342,82 +335,6 @@ def close_players(*players: Player) -> None:
         close = getattr(player, "close", None)
         if callable(close):
             close()
-
-
-def _init_worker(uses_torch: bool) -> None:
-    # Ctrl-C is the parent's to handle: it stops the workers itself (they start with SIGINT
-    # ignored already; this keeps it so).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if uses_torch:
-        import torch  # az players load a net: one thread per process, or they fight over the cores
-
-        torch.set_num_threads(1)
-
-
-def _worker(jobs, results, uses_torch: bool) -> None:
-    """A worker process: play the games of ``jobs`` until a None, put each outcome on ``results``."""
-    _init_worker(uses_torch)
-    while (job := jobs.get()) is not None:
-        try:
-            results.put(("game", _play_one(job)))
-        except Exception as error:  # handed to the parent, which stops everything
-            try:
-                results.put(("error", error))
-            except Exception:  # an exception that does not pickle
-                results.put(("error", RuntimeError(f"{type(error).__name__}: {error}")))
-
-
-def _play_in_processes(jobs: list[tuple], workers: int, uses_torch: bool) -> Iterator[tuple[int, int, GameRecord]]:
-    """The outcomes of ``jobs`` as worker processes finish them. Ends the workers when the
-    caller stops early (Ctrl-C, an error): no queued game is played after that."""
-    import multiprocessing as mp
-
-    context = worker_context()
-    job_queue, results = context.Queue(), context.Queue()
-    job_queue.cancel_join_thread()  # jobs left when the workers are stopped are dropped at exit
-    for job in jobs:
-        job_queue.put(job)
-    processes = [context.Process(target=_worker, args=(job_queue, results, uses_torch), daemon=True,
-                                 name=f"evaluate-{n}") for n in range(min(workers, len(jobs)))]
-    for _ in processes:
-        job_queue.put(None)
-    try:
-        _start_ignoring_sigint(processes)
-        for _ in jobs:
-            while True:
-                try:
-                    kind, payload = results.get(timeout=WORKER_POLL)
-                    break
-                except queue.Empty:
-                    dead = [p for p in processes if p.exitcode not in (None, 0)]
-                    if dead:
-                        raise RuntimeError(f"worker process {dead[0].name} died (exit code {dead[0].exitcode})")
-            if kind == "error":
-                raise payload
-            yield payload
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-        for process in processes:
-            process.join(WORKER_STOP)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        results.cancel_join_thread()
-
-
-def _start_ignoring_sigint(processes: Iterable) -> None:
-    """Start ``processes`` with SIGINT ignored from their first instruction (a Ctrl-C while one is
-    still importing would print its traceback); the parent's own handler is put back after."""
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
-    try:
-        for process in processes:
-            process.start()
-    finally:
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
 
 
 def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
@@ -456,7 +373,7 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
         bar = tqdm(total=len(jobs), desc=f"{player_spec} vs {len(opponent_specs)} opponent(s)", unit="game")
     if workers > 1:
         uses_torch = any(spec.strip().startswith("az:") for spec in (player_spec, *opponent_specs))
-        outcomes = _play_in_processes(jobs, workers, uses_torch)
+        outcomes = run_in_processes(_play_one, jobs, workers, uses_torch)
     else:
         outcomes = map(_play_one, jobs)
     try:

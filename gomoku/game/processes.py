@@ -1,4 +1,6 @@
-"""How worker processes start (self-play workers, evaluation games).
+"""Jobs in worker processes: how the processes start, and a pool that runs jobs in them (the
+evaluation games of ``gomoku.game.arena``; the self-play workers of ``gomoku.training.pool``
+start the same way).
 
 ``forkserver`` where the platform has it: one server process imports torch, onnxruntime and the
 search once, and every worker is a fork of it, ready in milliseconds instead of the seconds a
@@ -10,8 +12,14 @@ safe as ``spawn`` with threads: the server is a fresh process, not a fork of thi
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue
+import signal
+import threading
+from typing import Callable, Iterable, Iterator
 
 PRELOAD = ["numpy", "torch", "onnxruntime", "mcts", "nets"]  # a missing one is skipped
+WORKER_POLL = 0.5  # seconds between checks that the worker processes are still alive
+WORKER_STOP = 3.0  # seconds to wait for a terminated worker before killing it
 
 
 def worker_context():
@@ -21,3 +29,79 @@ def worker_context():
     context = mp.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     return context
+
+
+def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: bool) -> Iterator:
+    """``function(job)`` for each job, in up to ``workers`` processes, yielded as they finish
+    (``function`` must be a module-level function). An exception in a job, or a dead worker,
+    is raised here. Ends the workers when the caller stops early (Ctrl-C, an error): no queued
+    job runs after that."""
+    context = worker_context()
+    job_queue, results = context.Queue(), context.Queue()
+    job_queue.cancel_join_thread()  # jobs left when the workers are stopped are dropped at exit
+    for job in jobs:
+        job_queue.put(job)
+    processes = [context.Process(target=_worker, args=(function, job_queue, results, uses_torch), daemon=True,
+                                 name=f"worker-{n}") for n in range(min(workers, len(jobs)))]
+    for _ in processes:
+        job_queue.put(None)
+    try:
+        _start_ignoring_sigint(processes)
+        for _ in jobs:
+            while True:
+                try:
+                    kind, payload = results.get(timeout=WORKER_POLL)
+                    break
+                except queue.Empty:
+                    dead = [p for p in processes if p.exitcode not in (None, 0)]
+                    if dead:
+                        raise RuntimeError(f"worker process {dead[0].name} died (exit code {dead[0].exitcode})")
+            if kind == "error":
+                raise payload
+            yield payload
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(WORKER_STOP)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        results.cancel_join_thread()
+
+
+def _init_worker(uses_torch: bool) -> None:
+    # Ctrl-C is the parent's to handle: it stops the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if uses_torch:
+        import torch  # az players load a net: one thread per process, or they fight over the cores
+
+        torch.set_num_threads(1)
+
+
+def _worker(function: Callable, jobs, results, uses_torch: bool) -> None:
+    """A worker process: run the jobs until a None, put each outcome on ``results``."""
+    _init_worker(uses_torch)
+    while (job := jobs.get()) is not None:
+        try:
+            results.put(("done", function(job)))
+        except Exception as error:  # handed to the parent, which stops everything
+            try:
+                results.put(("error", error))
+            except Exception:  # an exception that does not pickle
+                results.put(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+
+
+def _start_ignoring_sigint(processes: Iterable) -> None:
+    """Start ``processes`` with SIGINT ignored (a spawned process inherits it from its first
+    instruction, so a Ctrl-C while it still imports prints no traceback); the parent's own
+    handler is put back after."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        for process in processes:
+            process.start()
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
