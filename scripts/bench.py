@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the VCT solver's figures: per call at several budgets, per move, per self-play position")
     parser.add_argument("--model", default=None, help="with --vct: also time moves with this model's net")
     args = parser.parse_args(argv)
-    from gomoku.training.bench import BenchSettings, machine, run_all, run_search, run_vct
+    from gomoku.training.bench import BenchSettings, machine, run_all, run_search
+    from gomoku.training.bench_threats import run_vct
     from nets import default_device
 
     args.device = args.device or str(default_device())

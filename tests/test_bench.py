@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import torch
 
-from gomoku.training import bench
+from gomoku.training import bench, bench_threats
 from gomoku.training.config import Config
 
 
@@ -37,12 +37,12 @@ def _check_bench():
 
 def test_vcf_figures_come_from_real_positions():
     s = bench.BenchSettings(az_playouts=20, vcf_games=1)
-    positions = bench._game_positions(s)
+    positions = bench_threats.game_positions(s)
     assert len(positions) > 9 and all(not board.game_end()[0] for board in positions)
     assert [len(board.moves) for board in positions] == list(range(len(positions)))  # one whole game
-    per_call = bench.bench_vcf(s, positions)
+    per_call = bench_threats.bench_vcf(s, positions)
     assert per_call["vcf_calls_measured"] == 2 * len(positions) and per_call["vcf_ms_per_call"] > 0
-    per_move = bench.bench_vcf_per_move(s, positions, every=3)
+    per_move = bench_threats.bench_vcf_per_move(s, positions, every=3)
     assert per_move["vcf_moves_measured"] == len(positions[::3])
     assert per_move["move_ms_vcf"] > 0 and per_move["move_ms_no_vcf"] > 0
     assert per_move["vcf_calls_per_move"] > 0  # a heuristic game's late positions have threes to extend

@@ -4,24 +4,24 @@ Every figure is the median of ``repeats`` runs on 9x9 / five in a row with an un
 net. Torch runs single-threaded except in the self-play figure, which runs self-play the way the
 TrainPipeline does by default on this machine (one worker process per core); with
 ``BenchSettings.ray`` the same self-play again on Ray actors (``selfplay.backend: ray``), right after.
+The threat solvers' figures are in ``bench_threats``; what both share, in ``bench_common``.
 """
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
 from gomoku.pbrain.loader import ENGINE_LEAVES
-from gomoku.players.classical import _cells
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
+from gomoku.training.bench_common import CLASSIC, BenchSettings, az_evaluator, machine, median_time
+from gomoku.training.bench_threats import (bench_vcf, bench_vcf_per_move, bench_vct, bench_vct_per_move,
+                                           bench_vct_selfplay, game_positions)
 from gomoku.training.config import Config, load_config
 from gomoku.training.actors import resolve_workers
 from gomoku.training.messages import SelfPlayTask
@@ -31,55 +31,16 @@ from gomoku.training.worker import resolve_inference
 from nets.onnx_export import onnx_available
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
-# The classic AlphaZero-Gomoku on a 2-core CPU with torch 2.13 (shared/REFERENCE.md).
-CLASSIC = {"pure_mcts_playouts_per_s": 300.0, "az_mcts_playouts_per_s": 1300.0, "selfplay_positions_per_s": 3.2}
-
-
-@dataclass
-class BenchSettings:
-    repeats: int = 3
-    pure_playouts: int = 1000
-    az_playouts: int = 400
-    selfplay_games: int = 4  # finished games per worker and run (with parallel_games in flight)
-    ray: bool = False  # also time self-play on Ray actors, beside the process pool (needs ray)
-    vcf_games: int = 4  # seeded games whose positions the VCF solver is timed on
-    device: str = "cpu"
-
-
-def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def bench_pure(s: BenchSettings) -> float:
     player = PureMCTSPlayer(n_playout=s.pure_playouts, seed=0)
-    return s.pure_playouts / _median_time(lambda: player.get_action(Board()), s.repeats)
-
-
-def _az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1):
-    """An untrained default net on the runtime the az player uses by default (``onnx`` None:
-    onnxruntime when installed on a CPU, as ``from_checkpoint``), or on the one asked for
-    (``threads``: onnxruntime's)."""
-    net = build_net(NetConfig())
-    if onnx is None:
-        onnx = onnx_available() and str(s.device).startswith("cpu")
-    if not onnx:
-        return NetEvaluator(net, s.device)
-    from nets.onnx_evaluator import OnnxEvaluator
-    from nets.onnx_export import onnx_bytes
-
-    return OnnxEvaluator(onnx_bytes(net), threads=threads)
+    return s.pure_playouts / median_time(lambda: player.get_action(Board()), s.repeats)
 
 
 def az_move(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
             vcf: bool = True, threads: int = 1):
     """(playouts, one run) of the az player's single-game search from the empty board
     (``_az_evaluator``)."""
-    evaluator = _az_evaluator(s, onnx, threads)
+    evaluator = az_evaluator(s, onnx, threads)
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
@@ -92,7 +53,7 @@ def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = Non
              vcf: bool = True, threads: int = 1) -> float:
     """Playouts/s of the az player's single-game search from the empty board (``_az_evaluator``)."""
     playouts, run = az_move(s, leaves_per_step, onnx, forced_moves, vcf, threads)
-    return playouts / _median_time(run, s.repeats)
+    return playouts / median_time(run, s.repeats)
 
 
 def reference_move(s: BenchSettings):
@@ -101,13 +62,13 @@ def reference_move(s: BenchSettings):
     max over them, a board copy per playout), to time side by side with ours on the same net."""
     from mcts.reference import ReferenceMCTS
 
-    search = ReferenceMCTS(_az_evaluator(s), n_playout=s.az_playouts, rng=np.random.default_rng(0))
+    search = ReferenceMCTS(az_evaluator(s), n_playout=s.az_playouts, rng=np.random.default_rng(0))
     return s.az_playouts, lambda: search.search(Board())
 
 
 def bench_reference(s: BenchSettings) -> float:
     playouts, run = reference_move(s)
-    return playouts / _median_time(run, s.repeats)
+    return playouts / median_time(run, s.repeats)
 
 
 def az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False):
@@ -117,7 +78,7 @@ def az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: b
     memory: the same moves, since its answers are exact)."""
     from mcts.evaluators import CachedEvaluator
 
-    evaluator = _az_evaluator(s)
+    evaluator = az_evaluator(s)
 
     def game():
         player = AlphaZeroPlayer(CachedEvaluator(evaluator) if cache else evaluator, n_playout=s.az_playouts,
@@ -131,7 +92,7 @@ def az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: b
 
 def bench_az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False) -> float:
     playouts, run = az_game(s, moves, leaves_per_step, cache)
-    return playouts / _median_time(run, s.repeats)
+    return playouts / median_time(run, s.repeats)
 
 
 def bench_net(s: BenchSettings, batch: int = 256) -> float:
@@ -139,7 +100,7 @@ def bench_net(s: BenchSettings, batch: int = 256) -> float:
     planes = np.random.default_rng(0).integers(0, 2, (batch, 4, 9, 9)).astype(np.float32)
     legal = np.ones((batch, 81), dtype=bool)
     evaluator.evaluate_batch(planes, legal)
-    return batch / _median_time(lambda: evaluator.evaluate_batch(planes, legal), s.repeats)
+    return batch / median_time(lambda: evaluator.evaluate_batch(planes, legal), s.repeats)
 
 
 def bench_train_step(s: BenchSettings, batch: int = 512) -> float:
@@ -149,121 +110,7 @@ def bench_train_step(s: BenchSettings, batch: int = 512) -> float:
     probs = rng.dirichlet(np.ones(81), batch).astype(np.float32)
     outcomes = rng.choice([-1.0, 1.0], batch).astype(np.float32)
     trainer.train_step(states, probs, outcomes, 2e-3)
-    return _median_time(lambda: trainer.train_step(states, probs, outcomes, 2e-3), s.repeats)
-
-
-def _game_positions(s: BenchSettings) -> list[Board]:
-    """Every position (game not over) of ``vcf_games`` seeded games between heuristic players."""
-    from gomoku.players import HeuristicPlayer
-
-    positions = []
-    for game in range(s.vcf_games):
-        players = [HeuristicPlayer(np.random.default_rng(2 * game + i)) for i in range(2)]
-        board = Board()
-        while not board.game_end()[0]:
-            positions.append(Board.from_moves(list(board.moves)))
-            board.do_move(players[len(board.moves) % 2].get_action(board))
-    return positions
-
-
-def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
-    """Milliseconds per VCF solver call (mcts.threats, the search's default node budget) on
-    ``positions`` (default ``_game_positions``), for each side as the attacker (the search asks
-    for the player to move at its leaves, and for the opponent at the root). Median and mean: a
-    few positions with many fours cost most of the total."""
-    from mcts.geometry import Geometry
-    from mcts.search import DEFAULT_VCF_NODES
-    from mcts.threats import VcfSolver
-
-    solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
-    times, wins = [], 0
-    for board in positions if positions is not None else _game_positions(s):
-        cells = _cells(board)
-        for attacker in (1, 2):
-            start = time.perf_counter()
-            wins += solver.solve(cells, attacker).win
-            times.append(time.perf_counter() - start)
-    return {"vcf_ms_per_call": 1e3 * statistics.median(times), "vcf_ms_per_call_mean": 1e3 * statistics.mean(times),
-            "vcf_calls_measured": len(times), "vcf_wins_found": wins}
-
-
-def _rule_cost(s: BenchSettings, rule: str, positions: list[Board] | None, every: int, evaluator,
-               **on: bool) -> dict:
-    """What the search rule ``rule`` ("vcf" or "vct") costs the az player per move: the mean time
-    of a ``az_playouts`` search with and without it (the settings ``on`` in both), on every
-    ``every``-th of ``positions`` (``evaluator``: default an untrained net), with its solver calls."""
-    from mcts.search import BatchedMCTS, SearchConfig
-
-    evaluator = evaluator or _az_evaluator(s)
-    boards = (positions if positions is not None else _game_positions(s))[::every]
-    seconds, calls = {}, {}
-    for switched_on in (True, False):
-        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, **on, **{rule: switched_on})
-        search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
-        start = time.perf_counter()
-        for board in boards:
-            search.reset()
-            search.search([board])
-        seconds[switched_on] = (time.perf_counter() - start) / len(boards)
-        calls[switched_on] = getattr(search, f"{rule}_calls")
-    return {f"move_ms_{rule}": 1e3 * seconds[True], f"move_ms_no_{rule}": 1e3 * seconds[False],
-            f"{rule}_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
-            f"{rule}_calls_per_move": calls[True] / len(boards), f"{rule}_moves_measured": len(boards)}
-
-
-def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4) -> dict:
-    """What the VCF rules cost the az player per move (``_rule_cost``; forced moves on in both)."""
-    return _rule_cost(s, "vcf", positions, every, None, vct=False)
-
-
-def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes: int | None = None) -> dict:
-    """Milliseconds per VCT solver call (mcts.vct, ``max_nodes`` or the search's default budget)
-    on ``positions`` (default ``_game_positions``), each side attacking, as ``bench_vcf``; with
-    how many calls proved a win, proved none, or ran out of budget."""
-    from mcts.geometry import Geometry
-    from mcts.threats import ThreatStatus
-    from mcts.vct import DEFAULT_VCT_NODES, VctSolver
-
-    solver = VctSolver(Geometry(9, 9, 5), max_nodes or DEFAULT_VCT_NODES)
-    times, nodes, statuses = [], [], {status: 0 for status in ThreatStatus}
-    for board in positions if positions is not None else _game_positions(s):
-        cells = _cells(board)
-        for attacker in (1, 2):
-            start = time.perf_counter()
-            result = solver.solve(cells, attacker)
-            times.append(time.perf_counter() - start)
-            nodes.append(result.nodes)
-            statuses[result.status] += 1
-    return {"vct_ms_per_call": 1e3 * statistics.median(times), "vct_ms_per_call_mean": 1e3 * statistics.mean(times),
-            "vct_ms_per_call_max": 1e3 * max(times), "vct_nodes_per_call": statistics.median(nodes),
-            "vct_calls_measured": len(times), "vct_budget": solver.max_nodes,
-            "vct_wins": statuses[ThreatStatus.WIN], "vct_no_wins": statuses[ThreatStatus.NO_WIN],
-            "vct_unknown": statuses[ThreatStatus.UNKNOWN]}
-
-
-def bench_vct_per_move(s: BenchSettings, positions: list[Board] | None = None, every: int = 4,
-                       evaluator=None) -> dict:
-    """What the root's VCT rules cost the az player per move (``_rule_cost``; forced moves and
-    VCF on in both)."""
-    return _rule_cost(s, "vct", positions, every, evaluator, vcf=True)
-
-
-def bench_vct_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
-    """Self-play positions per second in one process (``selfplay.parallel_games`` games at once,
-    an untrained net), with and without ``search.vct``: what the VCT rules cost a self-play position."""
-    from dataclasses import replace
-
-    config = config or Config()
-    rates = {}
-    for vct in (True, False):
-        search = replace(config.search, vct=vct)
-        runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, search,
-                                config.selfplay.parallel_games, np.random.default_rng(0))
-        start = time.perf_counter()
-        moves = runner.play(s.selfplay_games).moves
-        rates[vct] = moves / (time.perf_counter() - start)
-    return {"selfplay_positions_per_s_vct": rates[True], "selfplay_positions_per_s_no_vct": rates[False],
-            "selfplay_vct_cost": rates[False] / rates[True]}
+    return median_time(lambda: trainer.train_step(states, probs, outcomes, 2e-3), s.repeats)
 
 
 def _timed_selfplay(pool, workers: int, s: "BenchSettings") -> list[tuple[int, float]]:
@@ -337,7 +184,7 @@ def bench_selfplay_ray(s: BenchSettings, config: Config | None = None) -> dict:
         import ray
 
         actor = pool.actors()[0]
-        round_trip_s = _median_time(lambda: ray.get(actor.info.remote()), 5)
+        round_trip_s = median_time(lambda: ray.get(actor.info.remote()), 5)
         runs = _timed_selfplay(pool, workers, s)
     finally:
         pool.close()
@@ -383,45 +230,6 @@ def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
         note = f" ({per_call:.1f} positions per server call)" if per_call else ""
         log(f"  self-play, {name:40s} {out[name]:8.1f} positions/s{note}")
     return out
-
-
-VCT_BUDGETS = (250, 1000, 4000)  # node budgets compared by ``run_vct``
-
-
-def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None = None) -> dict:
-    """Only the VCT figures (``scripts/bench.py --vct``): per call at each budget, per move and per
-    self-play position at the default budget; per move also with the net of ``model`` (a path),
-    whose searches meet the threats of real play."""
-    torch.set_num_threads(1)
-    results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
-    positions = _game_positions(s)
-    for budget in budgets:
-        figures = bench_vct(s, positions, budget)
-        results[f"vct_budget_{budget}"] = figures
-        log(f"VCT budget {budget:6d}: {figures['vct_ms_per_call']:8.2f} ms/call median, "
-            f"{figures['vct_ms_per_call_mean']:8.2f} mean, {figures['vct_ms_per_call_max']:8.1f} max; "
-            f"{figures['vct_wins']} wins, {figures['vct_no_wins']} none, {figures['vct_unknown']} unknown "
-            f"of {figures['vct_calls_measured']}")
-    evaluators = {"untrained net": None}
-    if model:
-        from gomoku.players.search import AlphaZeroPlayer as Player
-
-        evaluators[model] = Player.from_checkpoint(model).evaluator
-    for name, evaluator in evaluators.items():
-        figures = bench_vct_per_move(s, positions, evaluator=evaluator)
-        results[f"per_move {name}"] = figures
-        log(f"per move, {name}: {figures['move_ms_vct']:.0f} ms with VCT, {figures['move_ms_no_vct']:.0f} ms "
-            f"without, {figures['vct_calls_per_move']:.1f} VCT calls a move ({figures['vct_moves_measured']} moves)")
-    results.update(bench_vct_selfplay(s))
-    log(f"self-play, in process: {results['selfplay_positions_per_s_vct']:.2f} positions/s with VCT, "
-        f"{results['selfplay_positions_per_s_no_vct']:.2f} without ({results['selfplay_vct_cost']:.2f}x)")
-    return results
-
-
-def machine() -> dict:
-    return {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(),
-            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-            "torch": torch.__version__, "python": platform.python_version()}
 
 
 SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, one run) each (run_search)
@@ -485,7 +293,7 @@ def run_all(s: BenchSettings, log=print, variants: bool = False) -> dict:
         results[key] = fn(s)
         log(f"{key:36s} {results[key]:12.4g}")
     results.update(run_search(s, log))
-    positions = _game_positions(s)
+    positions = game_positions(s)
     results.update(bench_vcf(s, positions))
     results.update(bench_vcf_per_move(s, positions))
     results.update(bench_vct(s, positions))
