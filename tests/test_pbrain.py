@@ -649,19 +649,3 @@ def test_a_decided_move_stops_the_search_early(random_model):
         engine.handle_line(line)
     assert out[-1] == "4,0"  # the only move that does not lose at once (forced-move rules)...
     assert engine.player.last_result.playouts == engine_module.TIMED_ROUND_PLAYOUTS  # ...after one round
-
-
-def test_what_start_loads_is_frozen_out_of_garbage_collection(random_model):
-    """After START the loaded player's objects sit in the permanent generation: a full collection
-    in a timed move then scans only what the search made since."""
-    import gc
-
-    gc.unfreeze()
-    try:
-        engine = PbrainEngine(EngineOptions(model=random_model, playouts=8), write=lambda line: None)
-        engine.handle_line("START 9")
-        frozen = gc.get_freeze_count()
-        assert frozen > 0
-        assert all(o is not engine.player for o in gc.get_objects())  # the player itself is frozen
-    finally:
-        gc.unfreeze()

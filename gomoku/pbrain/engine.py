@@ -33,7 +33,6 @@ moves take seconds. Other players ignore the clock.
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import os
@@ -176,12 +175,6 @@ class PbrainEngine:
             self._limit_memory()
             loaded.warm_up(width, height)
             self.player.reset()
-            # What is loaded now (torch, the net, the libraries: most of the process's objects)
-            # goes to a permanent generation, so that a full garbage collection during a timed
-            # move scans only the search's own objects instead of holding every thread for tens
-            # of milliseconds (a suspect in one answer 144 ms late of 531 at 200 ms a turn).
-            gc.collect()
-            gc.freeze()
             self.board = Board(width, height, N_IN_ROW)
             self._board_lines = None
             self.write("OK")
