@@ -24,10 +24,6 @@ log = logging.getLogger(__name__)
 GREEDY = 0.0  # temperature meaning "play the most visited move"
 
 
-def search_config(search: SearchSection, noise: bool) -> SearchConfig:
-    return SearchConfig.of(search, noise=noise)
-
-
 class SelfPlayRunner:
     def __init__(self, evaluator: Evaluator, board: BoardConfig, search: SearchSection,
                  parallel_games: int, rng: np.random.Generator):
@@ -35,7 +31,7 @@ class SelfPlayRunner:
         self.search_section = search
         self.rng = rng
         self.search = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
-                                  search_config(search, noise=True), n_trees=parallel_games, rng=rng)
+                                  SearchConfig.of(search, noise=True), n_trees=parallel_games, rng=rng)
         self.boards = [self._new_board() for _ in range(parallel_games)]
         self.samples: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(parallel_games)]
 
