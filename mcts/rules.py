@@ -34,18 +34,25 @@ down whose player to move has a VCT within ``VCT_LEAF_NODES`` nodes is valued +1
 expanded. Not at depth 1: a stone never gives its opponent a VCT, so one the root's opponent lacks
 (the root's check) it lacks after any root move. Budgets and depth chosen by measurement
 (docs/threats.md: the az player uses depth 2, self-play none).
+
+Stopping (``stop``, set by the search for the length of one call): the solvers check it every few
+nodes, and a check it interrupts counts as out of budget (no VCF or VCT; at the root no moves
+taken away) and is not remembered, so a later search runs it again. A search under a clock uses
+it: the root's defence check alone runs a VCT solve per move, which can take most of a second in
+pure Python.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 import numpy as np
 
 from mcts.config import SearchConfig
 from mcts.evaluators import input_planes
 from mcts.geometry import Geometry, LineShapes
-from mcts.threats import MIN_N_IN_ROW, ThreatResult, VcfSolver
+from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatResult, ThreatStatus, VcfSolver
 from mcts.vct import VctSolver
 
 log = logging.getLogger(__name__)
@@ -68,6 +75,7 @@ class FreestyleRules:
         use_vct = config.vct and use_vcf
         self.vct_solver = VctSolver(geometry, config.vct_nodes, config.vcf_nodes) if use_vct else None
         self.vct_leaf_solver = VctSolver(geometry, VCT_LEAF_NODES, config.vcf_nodes) if use_vct else None
+        self._stop: Callable[[], bool] | None = None
         self._vcf_cache: dict[bytes, ThreatResult] = {}
         self._vct_cache: dict[bytes, ThreatResult] = {}
         self._vct_leaf_cache: dict[bytes, ThreatResult] = {}
@@ -78,6 +86,19 @@ class FreestyleRules:
         # colours [k] -> bool [k]) and ``wins_one`` (one position), the geometry's own methods
         # (bound here: the single-game search calls wins_one once a playout).
         self.wins, self.wins_one = geometry.wins, geometry.wins_one
+
+    @property
+    def stop(self) -> Callable[[], bool] | None:
+        """Checked by the solvers every few nodes: once true, the checks running or to come
+        answer "out of budget" without being remembered (None: never)."""
+        return self._stop
+
+    @stop.setter
+    def stop(self, stop: Callable[[], bool] | None) -> None:
+        self._stop = stop
+        for solver in (self.vcf_solver, self.vct_solver, self.vct_leaf_solver):
+            if solver is not None:
+                solver.stop = stop
 
     @property
     def root_differs(self) -> bool:
@@ -142,13 +163,17 @@ class FreestyleRules:
         key = cells.tobytes() + bytes((attacker,))
         result = cache.get(key)
         if result is None:
-            if len(cache) >= VCF_CACHE_SIZE:
-                cache.clear()
             if solver is not self.vcf_solver:
                 self.vct_calls += 1
             else:
                 self.vcf_calls += 1
-            result = cache[key] = solver.solve(cells, attacker)
+            try:
+                result = solver.solve(cells, attacker)
+            except Interrupted:  # as out of budget, and not remembered
+                return ThreatResult(ThreatStatus.UNKNOWN, NO_MOVE, 0)
+            if len(cache) >= VCF_CACHE_SIZE:
+                cache.clear()
+            cache[key] = result
         return result
 
     def _apply_vcf(self, cells: np.ndarray, to_move: np.ndarray, rows: np.ndarray, shapes: LineShapes,
@@ -195,11 +220,15 @@ class FreestyleRules:
         key = cells[row].tobytes()
         stopping = self._defence_cache.get(key)
         if stopping is None:
+            moves = np.flatnonzero(legal[row])
+            self.vct_calls += len(moves) if solver is self.vct_solver else 0
+            try:
+                stops = solver.defences(cells[row], int(to_move[row]), moves)
+            except Interrupted:  # as when no move stops it: every move stays, nothing remembered
+                log.debug("the %s defence check was interrupted: all %d moves searched", kind, moves.size)
+                return
             if len(self._defence_cache) >= VCF_CACHE_SIZE:
                 self._defence_cache.clear()
-            moves = np.flatnonzero(legal[row])
-            stops = solver.defences(cells[row], int(to_move[row]), moves)
-            self.vct_calls += len(moves) if solver is self.vct_solver else 0
             stopping = self._defence_cache[key] = moves[stops]
             log.debug("the opponent threatens a %s: %d of %d moves stop it", kind, stopping.size, moves.size)
         if stopping.size:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -76,6 +76,7 @@ class Rules(Protocol):
 
     geometry: Geometry
     root_differs: bool  # a root may search other moves than the same position as an inner node
+    stop: Callable[[], bool] | None  # interrupts the threat checks (a search's ``stop``)
 
     def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray: ...
 
@@ -150,12 +151,23 @@ class BatchedMCTS(TreeArrays):
 
     # ------------------------------------------------------------------ public API
     def search(self, boards: Sequence[GameLike], noise: bool | None = None, n_playout: int | None = None,
-               keep_tree: bool = False) -> list[SearchResult]:
+               keep_tree: bool = False, stop: Callable[[], bool] | None = None) -> list[SearchResult]:
         """Run ``n_playout`` playouts (default: the config's) from each board (board i uses tree i).
 
         ``keep_tree`` keeps a tree searched from the same position even when the config does not
-        reuse trees between moves (to search one position in several calls).
+        reuse trees between moves (to search one position in several calls). ``stop``: once it is
+        true, the rules' threat checks still to run or running during this call give up (counted
+        as out of budget, not remembered: ``mcts.rules``), so that a caller with a clock is not
+        held by them; the playouts themselves all run.
         """
+        self.rules.stop = stop
+        try:
+            return self._search(boards, noise, n_playout, keep_tree)
+        finally:
+            self.rules.stop = None
+
+    def _search(self, boards: Sequence[GameLike], noise: bool | None, n_playout: int | None,
+                keep_tree: bool) -> list[SearchResult]:
         if len(boards) > self.n_trees:
             raise ValueError(f"{len(boards)} boards for {self.n_trees} trees")
         noise = self.config.noise if noise is None else noise

@@ -24,12 +24,17 @@ That bookkeeping (``ThreatBoard``) and the VCF search itself are shared with the
 
 ``solve(cells, attacker)`` answers for one position: cells int8 [size + 1] as in the search
 (0 empty, 1 and 2 the colours, the last entry padding), ``attacker`` the colour to move.
+
+``stop`` (a solver's attribute, default None): a callable checked every ``STOP_CHECK_NODES``
+nodes (the first node included); once it is true the solve raises ``Interrupted`` (a caller with a
+clock, such as the engine's search, must not wait for a pure-Python solve of 1000 nodes).
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -38,6 +43,7 @@ from mcts.geometry import FOUR, THREE, TWO, Geometry, stones_short
 DEFAULT_MAX_NODES = 200  # node budget of one solve (see the module docstring for what a node is)
 ZOBRIST_SEED = 20240914  # fixed: the transposition keys are the same in every process
 NO_MOVE = -1
+STOP_CHECK_NODES = 16  # a solver's ``stop`` is checked at its first node and every this many after
 MIN_N_IN_ROW = 3  # below this a four is one stone or none: every position is a win in one or two
 
 # Window classes tracked in sets (from the attacker's point of view): a four, a three or a two of
@@ -68,6 +74,11 @@ VcfStatus, VcfResult = ThreatStatus, ThreatResult  # the names of the VCF solver
 
 class BudgetExhausted(Exception):
     pass
+
+
+class Interrupted(Exception):
+    """A solve stopped by the solver's ``stop`` callable: no answer (raised to the caller, which
+    must not remember it as one)."""
 
 
 class ThreatBoard:
@@ -109,6 +120,7 @@ class ThreatBoard:
         self.key = 0
         self._nodes = self._budget = 0
         self._vcf_refuted: set[int] = set()
+        self.stop: Callable[[], bool] | None = None  # checked every STOP_CHECK_NODES nodes (Interrupted)
 
     def load(self, cells: np.ndarray, attacker: int) -> None:
         """Set up the position (vectorised counts) for ``attacker`` (1 or 2)."""
@@ -146,6 +158,15 @@ class ThreatBoard:
                     sets[before].discard(w)
                 if after:
                     sets[after].add(w)
+
+    def _tick(self) -> None:
+        """Count one node: BudgetExhausted past the budget, Interrupted once ``stop`` says so."""
+        self._nodes += 1
+        if self._nodes > self._budget:
+            self._nodes -= 1
+            raise BudgetExhausted
+        if self.stop is not None and self._nodes % STOP_CHECK_NODES == 1 and self.stop():
+            raise Interrupted
 
     def _empty_of_four(self, window: int) -> int:
         """The empty point of a window holding n - 1 stones."""
@@ -187,10 +208,7 @@ class ThreatBoard:
             singles.append((move, next(iter(points))))
         attacker, defender = self.attacker, 3 - self.attacker
         for move, reply in singles:
-            self._nodes += 1
-            if self._nodes > self._budget:
-                self._nodes -= 1
-                raise BudgetExhausted
+            self._tick()
             self._place(move, attacker)
             self._place(reply, defender)
             won = False

@@ -125,12 +125,6 @@ class VctSolver(ThreatBoard):
         return stops
 
     # ------------------------------------------------------------------ search
-    def _tick(self) -> None:
-        self._nodes += 1
-        if self._nodes > self._budget:
-            self._nodes -= 1
-            raise BudgetExhausted
-
     def _quick(self, budget: int) -> int:
         """The first move of a VCF found within ``budget`` more nodes, else NO_MOVE."""
         total, self._budget = self._budget, min(self._budget, self._nodes + budget)

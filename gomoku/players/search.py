@@ -125,6 +125,9 @@ class SearchPlayer(Player):
         ``should_stop()`` is true, the next round would overrun the time, or (``early_stop``,
         with a time limit) the move is decided. Rounds add up to the same search as one call (the
         tree is kept between the rounds of one move). ``result.playouts`` counts the playouts run.
+        Once ``should_stop()`` is true or the time is up, the threat checks of the round running
+        give up (counted as out of budget: a root VCT defence check of every move, say, may take
+        most of a second), so that the round ends within about a playout's time.
         """
         search = self._searcher(board)
         limit = search.config.n_playout if playouts is None else max(1, min(playouts, search.config.n_playout))
@@ -137,10 +140,11 @@ class SearchPlayer(Player):
             if not self.config.reuse_tree:
                 search.reset()
             done, started = 0, time.perf_counter()
+            interrupt = _interrupt(should_stop, time_left)
             while done < limit:
                 step = min(self.ROUND_PLAYOUTS, limit - done)
                 round_started = time.perf_counter()
-                result = search.search([board], n_playout=step, keep_tree=True)[0]
+                result = search.search([board], n_playout=step, keep_tree=True, stop=interrupt)[0]
                 now = time.perf_counter()
                 done += step
                 result.playouts = done
@@ -176,6 +180,15 @@ class PureMCTSPlayer(SearchPlayer):
     @staticmethod
     def _rollouts(board: Board, rng: np.random.Generator) -> RolloutEvaluator:
         return RolloutEvaluator(board.width, board.height, board.n_in_row, rng)
+
+
+def _interrupt(should_stop: Callable[[], bool] | None,
+               time_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+    """What stops a round's threat checks (``BatchedMCTS.search``'s ``stop``): the caller's stop,
+    or the time being up (None when neither is given)."""
+    if should_stop is None and time_left is None:
+        return None
+    return lambda: (should_stop is not None and should_stop()) or (time_left is not None and time_left() <= 0)
 
 
 def spec_amount(n_playout: int | None, seconds: float | None) -> str:
