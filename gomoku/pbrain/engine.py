@@ -17,9 +17,12 @@ no playout cap unless one was asked for (``--playouts``): the clock ends the sea
 being decided (one move left by the forced-move, win and VCF rules, or a visit lead the time
 left cannot overturn: ``gomoku.players.search.decided``). The az player keeps its tree from one
 move to the next while the game goes on. The search runs on its own thread in short rounds
-(checked by the player between rounds, ``SearchPlayer.analyse``); should a round still be running
-at the hard deadline (a machine so loaded that one round takes that long), the engine answers
-with the best move of the rounds done and lets the thread finish its round in the background.
+(checked by the player between rounds, ``SearchPlayer.analyse``; once the planned time is up or
+the engine stops it, the threat checks of the round running give up, so a round ends within about
+a playout's time: ``mcts.rules``); should a round still be running at the hard deadline (a
+machine so loaded that one round takes that long), the engine answers with the best move of the
+rounds done (a heuristic move when there is none) and stops the thread, which ends its round in
+the background; the next command waits for that before it is handled.
 Without any clock the search runs a fixed number of playouts (``Loaded.untimed_playouts``).
 
 Memory: the search tree is bounded by ``INFO max_memory`` (what is left of it once the player is
@@ -349,6 +352,9 @@ class PbrainEngine:
             result = self._timed_search(player, board, seconds, self.answer_seconds(board),
                                         None if seconds is not None else untimed)
         if result is None or result.visits.sum() <= 0:
+            if self.options.report:
+                self.message(f"no search round done in {1000 * (self.clock() - self._received_at):.0f} ms: "
+                             "playing a heuristic move")
             return None
         log.debug("%s: %d playouts, value %+.3f", getattr(player, "name", "player"), result.playouts,
                   result.value)
