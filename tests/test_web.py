@@ -564,3 +564,31 @@ def test_page_search_and_players_at_15x15_match_python(pooled_site):
         board = Board.from_moves(job["moves"], 15, 15, 5)
         python = (MinimaxPlayer if job["kind"] == "minimax" else AlphaBetaPlayer)(job["depth"])
         assert move == python.get_action(board), job
+
+
+@needs_chromium
+def test_page_plays_15x15_with_a_pooled_net(pooled_site):
+    """The page of a pooled net trained on 15x15 opens on 15x15 (9x9 offered too); the AlphaZero
+    player answers a click from the worker; another size is a new game on a new board."""
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    _, site = pooled_site
+    with StaticServer(site) as server, Chromium() as browser:
+        page = Page(browser, server.url)
+        page.wait_state("human")
+        sizes = "Array.from(document.getElementById('size').options).map((o) => o.value).join()"
+        assert browser.evaluate(sizes) == "9,15" and browser.evaluate("document.getElementById('size').value") == "15"
+        assert browser.evaluate("document.querySelectorAll('#board rect.hit').length") == 225
+        page.select("playouts", "50")
+        page.click_point(112)  # H8, the centre
+        browser.wait_for("document.body.dataset.moves.split(',').length === 2")
+        page.wait_state("human")
+        moves = page.moves()
+        assert moves[0] == 112 and Board.from_moves(moves, 15, 15, 5).moves == moves
+        assert [t["playouts"] for t in page.timings()] == [50]
+        page.select("size", "9")
+        page.wait_state("human")
+        assert page.moves() == [] and browser.evaluate("document.querySelectorAll('#board rect.hit').length") == 81
+        page.click_point(40)
+        browser.wait_for("document.body.dataset.moves.split(',').length === 2")
+        assert page.wait_state("human") == "human" and page.moves()[0] == 40
