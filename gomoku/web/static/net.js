@@ -20,6 +20,7 @@
   const TRUNK = 128;  // channels out of the trunk
   const POOLED = 32;  // channels of the pooled heads' 1x1 convolutions
   const HIDDEN = 64;  // the value head's hidden layer
+  const FAR = 4;  // farther from every stone than the trunk's three 3x3 layers see
 
   /** Names and shapes of the tensors of a conv3 net with `head` heads for boards of `S` points. */
   function conv3Shapes(head, S) {
@@ -137,6 +138,8 @@
           act: [new Float64Array(S * 4), new Float64Array(S * 32), new Float64Array(S * 64),
             new Float64Array(S * TRUNK)],
           head: new Float64Array(S * POOLED),
+          near: new Uint8Array(S),  // _near
+          empty: [null, null],  // _emptyBoard, White to move and Black to move
           nzStart: new Int32Array(S + 1),  // scratch of _conv3x3
           nzOffset: new Int32Array(S * 64),
           nzValue: new Float64Array(S * 64),
@@ -158,7 +161,9 @@
       const { S, act } = buffers;
       const x0 = act[0];
       for (let c = 0; c < 4; c++) for (let p = 0; p < S; p++) x0[p * 4 + c] = planes[c * S + p];
-      for (let i = 0; i < 3; i++) this._conv3x3(act[i], act[i + 1], this.conv[i], buffers);
+      const near = this._near(planes, buffers);
+      const empty = this._emptyBoard(buffers, planes[3 * S]);
+      for (let i = 0; i < 3; i++) this._conv3x3(act[i], act[i + 1], this.conv[i], buffers, near, empty[i], i + 1);
       const out = this.head === "pooled" ? this._pooledHeads(act[3], buffers) : this._fcHeads(act[3], buffers);
       this.evaluations++;
       return out;
@@ -210,11 +215,48 @@
       return { logPolicy: logSoftmax(logits), value };
     }
 
-    _conv3x3(inp, out, layer, buffers) {
+    /**
+     * Per point, the distance (in king moves, at most FAR) to the nearest stone or last move of
+     * the planes. The output of the trunk's layer l at a point farther than l from all of them
+     * sees only empty points there, so it is the empty board's (of the same player to move), to
+     * the bit: the layers compute only the other points and copy these (_emptyBoard). On 15x15
+     * that skips most of the board in the opening and the middle game.
+     */
+    _near(planes, { W, H, S, near }) {
+      near.fill(FAR);
+      for (let p = 0; p < S; p++) {
+        if (!(planes[p] || planes[S + p] || planes[2 * S + p])) continue;
+        const r0 = Math.floor(p / W), c0 = p % W;
+        for (let r = Math.max(0, r0 - 3); r <= Math.min(H - 1, r0 + 3); r++) {
+          for (let c = Math.max(0, c0 - 3); c <= Math.min(W - 1, c0 + 3); c++) {
+            const d = Math.max(Math.abs(r - r0), Math.abs(c - c0));
+            if (d < near[r * W + c]) near[r * W + c] = d;
+          }
+        }
+      }
+      return near;
+    }
+
+    /** The three trunk layers' outputs on the empty board of this size, `toMove` 1 (Black) or not. */
+    _emptyBoard(buffers, black) {
+      const key = black ? 1 : 0;
+      if (!buffers.empty[key]) {
+        const S = buffers.S;
+        const acts = [new Float64Array(S * 4), new Float64Array(S * 32), new Float64Array(S * 64),
+          new Float64Array(S * TRUNK)];
+        if (black) for (let p = 0; p < S; p++) acts[0][p * 4 + 3] = 1;
+        for (let i = 0; i < 3; i++) this._conv3x3(acts[i], acts[i + 1], this.conv[i], buffers, null, null, 0);
+        buffers.empty[key] = acts.slice(1);
+      }
+      return buffers.empty[key];
+    }
+
+    _conv3x3(inp, out, layer, buffers, near, empty, depth) {
       // out[p][co] = bias[co] + sum over the 3x3 neighbours q of p and the input channels ci of
       // in[q][ci] * w[ci][k][co], k the neighbour's offset. Only non-zero inputs take part: each
       // point's list of (weight row, value) pairs is gathered over its neighbours, then added to
       // the output row eight (then four, then one) at a time, loading and storing it once a group.
+      // Points farther than `depth` from every stone (`near`) take the empty board's row (`empty`).
       const { cin, cout, w, b } = layer;
       const { H, W, S, nzStart, nzOffset, nzValue, termOffset: tw, termValue: tv } = buffers;
       let n = 0;
@@ -247,6 +289,10 @@
             }
           }
           const ob = (pr * W + pc) * cout;
+          if (near && near[pr * W + pc] > depth) {
+            for (let co = 0; co < cout; co++) out[ob + co] = empty[ob + co];
+            continue;
+          }
           for (let co = 0; co < cout; co++) out[ob + co] = b[co];
           let i = 0;
           for (; i + 8 <= m; i += 8) {
