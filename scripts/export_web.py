@@ -66,7 +66,8 @@ def bench(site: Path, moves: int, playouts: int, size: int = 9) -> dict:
     the Web Worker) answers."""
     from gomoku.web.browser import BrowserError, Chromium, Page, StaticServer
 
-    nine = [40, 30, 50, 32, 48, 31, 49, 39, 41, 22, 58, 23, 57, 21, 59, 24, 56]  # on 9x9; elsewhere as far from the centre
+    # The clicks on 9x9; on another board the points as far from its centre.
+    nine = [40, 30, 50, 32, 48, 31, 49, 39, 41, 22, 58, 23, 57, 21, 59, 24, 56]
     candidates = [(size // 2 + m // 9 - 4) * size + size // 2 + m % 9 - 4 for m in nine]
     with StaticServer(site) as server, Chromium() as browser:
         page = Page(browser, server.url)

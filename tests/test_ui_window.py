@@ -426,7 +426,8 @@ def test_big_boards_are_readable(make_app, size, window):
     assert app.run_until_idle(30) and len(app.board.moves) == 24
     app.draw()
     lay, drawn = app.layout, app.renderer.drawn
-    assert {"visits", "win", "prior", "Moves", "Analysis", "24", "A", "T" if size == 20 else "O"} <= {t.text for t in drawn}
+    last_column = "T" if size == 20 else "O"
+    assert {"visits", "win", "prior", "Moves", "Analysis", "24", "A", last_column} <= {t.text for t in drawn}
     screen = pygame.Rect((0, 0), window)
     for index, text in enumerate(drawn):
         assert text.pixels >= 12 and screen.contains(text.rect), text

@@ -443,9 +443,9 @@ def _pooled_net(width: int, seed: int = 0):
 
     from nets import NetConfig, build_net
 
-    torch.manual_seed(seed)
     if "head" in {f.name for f in dataclasses.fields(NetConfig)}:
-        net = build_net(NetConfig(width=width, height=width, head="pooled"))
+        def make():
+            return build_net(NetConfig(width=width, height=width, head="pooled"))
     else:
         @dataclasses.dataclass(frozen=True)
         class Config:
@@ -464,7 +464,8 @@ def _pooled_net(width: int, seed: int = 0):
                 self.conv1, self.conv2, self.conv3 = nn.Conv2d(4, 32, 3, padding=1), nn.Conv2d(32, 64, 3, padding=1), \
                     nn.Conv2d(64, 128, 3, padding=1)
                 self.policy_conv1, self.policy_conv2 = nn.Conv2d(128, 32, 1), nn.Conv2d(32, 1, 1)
-                self.value_conv, self.value_fc1, self.value_fc2 = nn.Conv2d(128, 32, 1), nn.Linear(64, 64), nn.Linear(64, 1)
+                self.value_conv = nn.Conv2d(128, 32, 1)
+                self.value_fc1, self.value_fc2 = nn.Linear(64, 64), nn.Linear(64, 1)
 
             def forward(self, x):
                 x = F.relu(self.conv3(F.relu(self.conv2(F.relu(self.conv1(x))))))
@@ -473,7 +474,10 @@ def _pooled_net(width: int, seed: int = 0):
                 v = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
                 return log_policy, torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
 
-        net = Pooled()
+        make = Pooled
+    with torch.random.fork_rng():  # seeded weights; the global generator is left as it was
+        torch.manual_seed(seed)
+        net = make()
     with torch.no_grad():  # larger than the initial weights, so that no ReLU layer is all zero
         for parameter in net.parameters():
             parameter.mul_(2.0)
@@ -510,7 +514,8 @@ def test_export_of_a_net_with_pooled_heads(pooled_site, tmp_path):
     net, site = pooled_site
     meta = json.loads((site / "model.json").read_text())
     assert (meta["head"], meta["width"], meta["sizes"]) == ("pooled", 15, [9, 15])
-    assert meta["parameters"] == count_parameters(net) and (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
+    assert meta["parameters"] == count_parameters(net)
+    assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
     assert list(meta["tensors"])[6:] == ["policy1.weight", "policy1.bias", "policy2.weight", "policy2.bias",
                                          "value_conv.weight", "value_conv.bias", "value_fc1.weight",
                                          "value_fc1.bias", "value_fc2.weight", "value_fc2.bias"]
