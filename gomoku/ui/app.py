@@ -60,8 +60,9 @@ class PlayApp:
         # What was asked for is checked first (the game, the size, the AI), then the display.
         if window_size is not None and (problem := window_problem(window_size)):
             raise SetupError(problem)
-        # The board: --size, else the saved game's, else the board of the model asked for (a net
-        # with fully connected heads plays only that one), else 9x9 with the default model for it.
+        # The board: --size, else the saved game's, else the board of the model or AI asked for (a
+        # net with fully connected heads plays only that one), else 9x9. Without a model or AI asked
+        # for, the AI is the default model for the board (choose_opponent).
         explicit = bool(opponent) or model is not None
         if isinstance(opponent, Player):
             ai, spec, note = opponent, opponent.name, ""
