@@ -1,7 +1,7 @@
 """Export the browser version: a static site that plays the model with no server beyond static files.
 
     python scripts/export_web.py                                  # models/9x9.pt -> data/web
-    python scripts/export_web.py runs/9x9/best.pt --out site/     # any 9x9 conv3 model or checkpoint
+    python scripts/export_web.py runs/9x9/best.pt --out site/     # any 9x9 conv3 model, or a pooled one
     python scripts/export_web.py --out site/ --serve              # then serve it on localhost:8000
     python scripts/export_web.py --out /tmp/site --bench 5        # time 400-playout moves in headless Chromium
     python scripts/export_web.py --out /tmp/site --screenshot docs/web-screenshot.png
@@ -46,6 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--bench", type=int, metavar="MOVES",
                         help="time MOVES AI moves in headless Chromium (AlphaZero, --playouts) and print them")
     parser.add_argument("--playouts", type=int, default=400, help="playouts per move for --bench (default: 400)")
+    parser.add_argument("--size", type=int, default=9, help="the board of --bench (default: 9; another size "
+                        "needs a model with pooled heads)")
     parser.add_argument("--screenshot", type=Path, metavar="PNG",
                         help="play a few moves in headless Chromium and save a picture of the page")
     args = parser.parse_args(argv)
@@ -58,14 +60,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def bench(site: Path, moves: int, playouts: int) -> dict:
-    """AI move times in headless Chromium: the person clicks the first empty point of a fixed
-    list near the centre after each AI move, the AI (the net + search in the Web Worker) answers."""
-    from gomoku.web.browser import Chromium, Page, StaticServer
+def bench(site: Path, moves: int, playouts: int, size: int = 9) -> dict:
+    """AI move times in headless Chromium on a size x size board: the person clicks the first
+    empty point of a fixed list near the centre after each AI move, the AI (the net + search in
+    the Web Worker) answers."""
+    from gomoku.web.browser import BrowserError, Chromium, Page, StaticServer
 
-    candidates = [40, 30, 50, 32, 48, 31, 49, 39, 41, 22, 58, 23, 57, 21, 59, 24, 56]
+    # The clicks on 9x9; on another board the points as far from its centre.
+    nine = [40, 30, 50, 32, 48, 31, 49, 39, 41, 22, 58, 23, 57, 21, 59, 24, 56]
+    candidates = [(size // 2 + m // 9 - 4) * size + size // 2 + m % 9 - 4 for m in nine]
     with StaticServer(site) as server, Chromium() as browser:
         page = Page(browser, server.url)
+        page.wait_state("human")
+        page.select("size", str(size))
+        if browser.evaluate("document.getElementById('size').value") != str(size):
+            raise BrowserError(f"the page does not offer a {size}x{size} board for this model")
         page.select("opponent", "az")
         page.select("playouts", str(playouts))
         version = browser.evaluate("navigator.userAgent")
@@ -78,7 +87,7 @@ def bench(site: Path, moves: int, playouts: int) -> dict:
                              "|| document.body.dataset.state === 'over'", timeout=600)
         timings = [t for t in page.timings() if t["playouts"] == playouts]
     times = [t["ms"] for t in timings]
-    return {"playouts": playouts, "user_agent": version, "ms_per_move": times,
+    return {"size": size, "playouts": playouts, "user_agent": version, "ms_per_move": times,
             "median_ms": statistics.median(times) if times else None}
 
 
@@ -118,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.bench:
-            result = bench(site, args.bench, args.playouts)
+            result = bench(site, args.bench, args.playouts, args.size)
             print(json.dumps(result, indent=1))
         if args.screenshot:
             screenshot(site, args.screenshot)

@@ -11,7 +11,8 @@ Left/Right step through the game, Home/End first/last position, Enter go on from
 +/- AI strength, V the line the AI expects, M move numbers, A analysis, Ctrl+S save, Esc quit.
 Points are named in standard notation: column letter, row number counted from the bottom (A1 is
 the bottom-left corner). Without a trained model at models/9x9.pt the AI falls back to pure MCTS
-(pure:2000) and says so.
+(pure:2000) and says so. Other boards: --size 15 plays models/15x15.pt (or models/9x9.pt when its
+net plays any size, else pure:2000); a --model plays on its own board unless --size says otherwise.
 
     python scripts/play.py --moves E5,D4,E4 --screenshot docs/screenshot.png   # README picture, headless
 """
@@ -75,8 +76,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--first", choices=("human", "ai"),
                         help="who plays Black and moves first (default: human, or as in --load's file)")
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
-    parser.add_argument("--size", type=int, help="board width and height; the model must be trained for it "
-                        "(default: 9, or --load's)")
+    parser.add_argument("--size", type=int, help="board width and height, 5 to 26; the model must play it "
+                        "(default: --load's, else the model's board, else 9)")
     parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players, minimax)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
     parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "

@@ -261,10 +261,14 @@ def test_alphazero_model_plays(make_app, tmp_path):
 def test_a_model_for_another_board_size_is_rejected(tmp_path, capsys):
     model = save_net(tmp_path / "net7.pt", 7)
     with pytest.raises(SetupError, match="7x7 board, not 9x9"):
-        PlayApp(model=model)
+        PlayApp(model=model, size=9)
     play = _load_script()
-    assert play.main(["--model", str(model)]) == 2
+    assert play.main(["--model", str(model), "--size", "9"]) == 2
     assert "7x7 board, not 9x9" in capsys.readouterr().err
+    game = tmp_path / "game.txt"
+    game.write_text("# size: 9x9\nE5\n")
+    with pytest.raises(SetupError, match="7x7 board, not 9x9"):  # a saved game's size wins over the model's
+        PlayApp(model=model, load=game)
     assert play.main(["--opponent", "minimax:zero"]) == 2
     assert "valid forms" in capsys.readouterr().err
     nets = pytest.importorskip("nets")

@@ -396,3 +396,106 @@ def test_the_smallest_window_has_readable_text_that_fits(make_app, size, moves):
     for index, text in enumerate(drawn):
         for later in drawn[index + 1:]:
             assert not text.rect.colliderect(later.rect), (text, later)
+
+
+# ---------------------------------------------------------------------------- bigger boards (issue 29)
+def _spread_game(n: int, plies: int, seed: int = 0) -> list[int]:
+    """The four corners and the middle of each edge, then seeded random points: a game not over."""
+    from gomoku.ui.session import new_board
+
+    board, rng = new_board(n), np.random.default_rng(seed)
+    edges = [(0, 0), (0, n - 1), (n - 1, 0), (n - 1, n - 1), (0, n // 2), (n // 2, 0), (n - 1, n // 2), (n // 2, n - 1)]
+    for row, col in edges:
+        board.do_move(row * n + col)
+    while len(board.moves) < plies:
+        move = int(rng.choice(board.availables))
+        board.do_move(move)
+        if board.game_end()[0]:
+            board.undo_move()
+    return list(board.moves)
+
+
+@pytest.mark.parametrize("window", [MIN_WINDOW, BASE_SIZE])
+@pytest.mark.parametrize("size", [15, 20])
+def test_big_boards_are_readable(make_app, size, window):
+    """15x15 and 20x20: every text 12 pixels or more, inside the window, none over another; move
+    numbers that stay on their stones; coordinates clear of the edge stones; the panel's stones as
+    large as at 9x9."""
+    app = make_app("pure:300", seed=0, size=size, moves=_spread_game(size, 23), window_size=window,
+                   show_numbers=True)
+    assert app.run_until_idle(30) and len(app.board.moves) == 24
+    app.draw()
+    lay, drawn = app.layout, app.renderer.drawn
+    last_column = "T" if size == 20 else "O"
+    assert {"visits", "win", "prior", "Moves", "Analysis", "24", "A", last_column} <= {t.text for t in drawn}
+    screen = pygame.Rect((0, 0), window)
+    for index, text in enumerate(drawn):
+        assert text.pixels >= 12 and screen.contains(text.rect), text
+        for later in drawn[index + 1:]:
+            assert not text.rect.colliderect(later.rect), (text, later)
+    numbers = [t for t in drawn if t.text.isdigit() and lay.wood.contains(t.rect)
+               and any(t.rect.center == lay.point_to_pixel(m) for m in app.board.moves)]
+    assert len(numbers) == 24
+    for number in numbers:
+        assert number.rect.width <= 2 * lay.stone_radius, number
+    labels = [t for t in drawn if lay.wood.contains(t.rect) and t not in numbers]
+    assert len(labels) == 4 * size
+    for move in app.board.moves:
+        x, y = lay.point_to_pixel(move)
+        stone = pygame.Rect(x - lay.stone_radius, y - lay.stone_radius, 2 * lay.stone_radius, 2 * lay.stone_radius)
+        assert lay.wood.contains(stone) and not any(label.rect.colliderect(stone) for label in labels), move
+    heat = pygame.Rect(lay.heat_origin, (size * lay.heat_cell, size * lay.heat_cell))
+    assert lay.panel.contains(heat) and heat.right < lay.moves.x and heat.bottom < lay.top_moves.y
+    assert lay.icon_radius == make_app("minimax:1", size=9, window_size=window).layout.small_radius
+    assert lay.cell > 0.04 * window[1]  # 23 pixels a point at 20x20 in the smallest window
+
+
+def test_the_board_comes_from_the_model_and_the_default_model_from_the_board(make_app, tmp_path):
+    """Issue 29: a net plays its own board without --size; the default AI for a size is the model
+    named for it beside the default model, else the default model if it plays that size, else
+    pure MCTS, which says so."""
+    from test_play_window import save_net
+
+    seven = save_net(tmp_path / "7x7.pt", 7)
+    app = make_app(model=seven, playouts=20, seed=0)
+    assert app.session.size == 7 and app.ai_spec == f"az:{seven}:20"
+    default = save_net(tmp_path / "9x9.pt", 9)
+    assert make_app(default_model=default, playouts=20).ai_spec == f"az:{default}:20"
+    fallback = make_app(default_model=default, size=15)
+    assert fallback.ai_spec == "pure:2000" and f"No model for 15x15 at {tmp_path / '15x15.pt'}" in fallback.note
+    fifteen = save_net(tmp_path / "15x15.pt", 15)
+    assert make_app(default_model=default, size=15, playouts=20).ai_spec == f"az:{fifteen}:20"
+
+
+def test_a_net_that_plays_any_size_is_accepted_on_any_board(make_app):
+    """Issue 29: a net whose config ``plays`` a size (pooled heads) plays it; one that does not is refused."""
+    from dataclasses import dataclass
+
+    from gomoku.players import Player
+    from gomoku.ui.ai import check_opponent, config_plays
+
+    @dataclass(frozen=True)
+    class PooledConfig:  # the part of nets.NetConfig the window reads
+        width: int = 9
+        height: int = 9
+        top: int = 20
+
+        def plays(self, width, height):
+            return 5 <= width <= self.top and 5 <= height <= self.top
+
+    class Net(Player):
+        name = "pooled"
+        net_config = PooledConfig()
+
+        def get_action(self, board):
+            return board.availables[0]
+
+    assert config_plays(PooledConfig(), 15) and not config_plays(PooledConfig(), 21)
+    app = make_app(Net(), size=15)
+    assert app.session.size == 15
+    click(app, app.board.width * 7 + 7)
+    assert app.run_until_idle(5) and app.board.moves == [112, 0]
+    wide = Net()
+    wide.net_config = PooledConfig(top=15)
+    with pytest.raises(SetupError, match="is for a 9x9 board, not 20x20"):
+        check_opponent(wide, "az:pooled.pt:1", 20)

@@ -429,3 +429,171 @@ def test_page_alphazero_moves_in_the_worker(site):
         assert [t["playouts"] for t in timings] == [50, 50] and all(t["ms"] > 0 for t in timings)
         assert browser.evaluate("document.querySelectorAll('#board .number').length") == 3
         assert "search, 50 playouts" in browser.evaluate("document.getElementById('est-source').textContent")
+
+
+# ---------------------------------------------------------------------------- any board size (issue 29)
+def _pooled_net(width: int, seed: int = 0):
+    """A conv3 net with pooled heads trained (here: initialised) on a width x width board: nets'
+    own when NetConfig has ``head``, else a stand-in with exactly the heads of issue 29 (policy:
+    conv1x1 128->32, ReLU, conv1x1 32->1; value: conv1x1 128->32, ReLU, global average and max
+    pooling, FC 64->64, ReLU, FC 64->1, tanh)."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    from nets import NetConfig, build_net
+
+    if "head" in {f.name for f in dataclasses.fields(NetConfig)}:
+        def make():
+            return build_net(NetConfig(width=width, height=width, head="pooled"))
+    else:
+        @dataclasses.dataclass(frozen=True)
+        class Config:
+            width: int
+            height: int
+            arch: str = "conv3"
+            head: str = "pooled"
+
+            def plays(self, w, h):
+                return 5 <= w <= 32 and 5 <= h <= 32
+
+        class Pooled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.config = Config(width, width)
+                self.conv1, self.conv2, self.conv3 = nn.Conv2d(4, 32, 3, padding=1), nn.Conv2d(32, 64, 3, padding=1), \
+                    nn.Conv2d(64, 128, 3, padding=1)
+                self.policy_conv1, self.policy_conv2 = nn.Conv2d(128, 32, 1), nn.Conv2d(32, 1, 1)
+                self.value_conv = nn.Conv2d(128, 32, 1)
+                self.value_fc1, self.value_fc2 = nn.Linear(64, 64), nn.Linear(64, 1)
+
+            def forward(self, x):
+                x = F.relu(self.conv3(F.relu(self.conv2(F.relu(self.conv1(x))))))
+                log_policy = F.log_softmax(self.policy_conv2(F.relu(self.policy_conv1(x))).flatten(1), dim=1)
+                v = F.relu(self.value_conv(x))
+                v = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
+                return log_policy, torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
+
+        make = Pooled
+    with torch.random.fork_rng():  # seeded weights; the global generator is left as it was
+        torch.manual_seed(seed)
+        net = make()
+    with torch.no_grad():  # larger than the initial weights, so that no ReLU layer is all zero
+        for parameter in net.parameters():
+            parameter.mul_(2.0)
+    return net.eval()
+
+
+def _positions(size: int, count: int, seed: int) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    positions = [[], [size * size // 2]]
+    while len(positions) < count:
+        board = Board(size, size, 5)
+        for _ in range(int(rng.integers(1, 3 * size))):
+            board.do_move(int(rng.choice(board.availables)))
+            if board.game_end()[0]:
+                board.undo_move()
+                break
+        positions.append(list(board.moves))
+    return positions
+
+
+@pytest.fixture(scope="module")
+def pooled_site(tmp_path_factory):
+    from gomoku.web.export import net_payload, write_site
+
+    net = _pooled_net(15)
+    return net, write_site(*net_payload(net, source="pooled.pt"), tmp_path_factory.mktemp("pooled"))
+
+
+def test_export_of_a_net_with_pooled_heads(pooled_site, tmp_path):
+    from gomoku.web.export import net_payload
+
+    from nets import count_parameters
+
+    net, site = pooled_site
+    meta = json.loads((site / "model.json").read_text())
+    assert (meta["head"], meta["width"], meta["sizes"]) == ("pooled", 15, [9, 15])
+    assert meta["parameters"] == count_parameters(net)
+    assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
+    assert list(meta["tensors"])[6:] == ["policy1.weight", "policy1.bias", "policy2.weight", "policy2.bias",
+                                         "value_conv.weight", "value_conv.bias", "value_fc1.weight",
+                                         "value_fc1.bias", "value_fc2.weight", "value_fc2.bias"]
+    nine = net_payload(_pooled_net(9))[0]
+    assert (nine["head"], nine["sizes"]) == ("pooled", [9, 15])
+    fc = json.loads((export_site(MODEL, tmp_path / "fc") / "model.json").read_text())
+    assert (fc["head"], fc["sizes"]) == ("fc", [9]) and "heads.policy_fc.weight" in fc["tensors"]
+    with pytest.raises(ExportError, match="trained for 4 in a row"):
+        net_payload(net, n_in_row=4)
+
+
+@needs_node
+def test_page_net_with_pooled_heads_matches_torch_on_two_sizes(pooled_site):
+    import torch
+
+    net, site = pooled_site
+    jobs = [{"moves": moves, "size": size} for size in (9, 15) for moves in _positions(size, 8, seed=size)]
+    answer = run_node(site, {"net": jobs})["net"]
+    for size in (9, 15):
+        mine = [(job, js) for job, js in zip(jobs, answer) if job["size"] == size]
+        planes = torch.from_numpy(np.stack([Board.from_moves(job["moves"], size, size, 5).current_state()
+                                            for job, _ in mine]))
+        with torch.inference_mode():
+            log_policy, value = net(planes)
+        js_policy = np.array([js["logPolicy"] for _, js in mine])
+        assert js_policy.shape == (len(mine), size * size)
+        assert np.abs(js_policy - log_policy.numpy()).max() < TOLERANCE
+        assert np.abs(np.array([js["value"] for _, js in mine]) - value.numpy()).max() < TOLERANCE
+        assert value.abs().max() > 1e-3 and log_policy.std() > 1e-3  # not a constant net
+
+
+@needs_node
+def test_page_search_and_players_at_15x15_match_python(pooled_site):
+    _, site = pooled_site
+    sequence = game_prefixes(_positions(15, 4, seed=5)[-1], 10, 3)
+    options = {"forced_moves": True, "vcf": True}
+    if "vcf" not in {f.name for f in dataclasses.fields(SearchConfig)}:
+        options.pop("vcf")
+    positions = _positions(15, 5, seed=21)
+    jobs = [{"kind": kind, "depth": depth, "moves": moves, "size": 15}
+            for moves in positions for kind, depth in (("minimax", 2), ("ab", 2))]
+    answer = run_node(site, {"search": [{"moves": sequence, "playouts": PLAYOUTS, "evaluator": "formula",
+                                         "config": _js_config(options), "size": 15}],
+                             "players": jobs})
+    search = BatchedMCTS(FormulaEvaluator(), 15, 15, 5, SearchConfig(n_playout=PLAYOUTS, **options),
+                         rng=np.random.default_rng(0))
+    for moves, js in zip(sequence, answer["search"][0]):
+        result = search.search([Board.from_moves(moves, 15, 15, 5)])[0]
+        assert np.array_equal(np.array(js["visits"]), result.visits), moves
+    for job, move in zip(jobs, answer["players"]):
+        board = Board.from_moves(job["moves"], 15, 15, 5)
+        python = (MinimaxPlayer if job["kind"] == "minimax" else AlphaBetaPlayer)(job["depth"])
+        assert move == python.get_action(board), job
+
+
+@needs_chromium
+def test_page_plays_15x15_with_a_pooled_net(pooled_site):
+    """The page of a pooled net trained on 15x15 opens on 15x15 (9x9 offered too); the AlphaZero
+    player answers a click from the worker; another size is a new game on a new board."""
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    _, site = pooled_site
+    with StaticServer(site) as server, Chromium() as browser:
+        page = Page(browser, server.url)
+        page.wait_state("human")
+        sizes = "Array.from(document.getElementById('size').options).map((o) => o.value).join()"
+        assert browser.evaluate(sizes) == "9,15" and browser.evaluate("document.getElementById('size').value") == "15"
+        assert browser.evaluate("document.querySelectorAll('#board rect.hit').length") == 225
+        page.select("playouts", "50")
+        page.click_point(112)  # H8, the centre
+        browser.wait_for("document.body.dataset.moves.split(',').length === 2")
+        page.wait_state("human")
+        moves = page.moves()
+        assert moves[0] == 112 and Board.from_moves(moves, 15, 15, 5).moves == moves
+        assert [t["playouts"] for t in page.timings()] == [50]
+        page.select("size", "9")
+        page.wait_state("human")
+        assert page.moves() == [] and browser.evaluate("document.querySelectorAll('#board rect.hit').length") == 81
+        page.click_point(40)
+        browser.wait_for("document.body.dataset.moves.split(',').length === 2")
+        assert page.wait_state("human") == "human" and page.moves()[0] == 40

@@ -32,7 +32,7 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
-from gomoku.ui.session import SetupError, new_board
+from gomoku.ui.session import DEFAULT_SIZE, SetupError, new_board
 
 log = logging.getLogger(__name__)
 
@@ -109,34 +109,73 @@ def strength_ladder(current: Strength) -> list[Strength]:
 
 # ------------------------------------------------------------------------------ the opponent
 def choose_opponent(opponent: str | None, model: str | Path | None = None, playouts: int = DEFAULT_PLAYOUTS,
-                    default_model: str | Path = DEFAULT_MODEL) -> tuple[str, str]:
+                    default_model: str | Path = DEFAULT_MODEL, size: int = DEFAULT_SIZE) -> tuple[str, str]:
     """(spec, note): ``opponent`` if given, else ``model`` through the net MCTS, else the default
-    model, else the pure-MCTS fallback. A ``model`` that is not a file is a SetupError; the note
-    is empty unless the fallback is used, and then says why."""
+    model for an n x n board (``sized_default``), else the pure-MCTS fallback. A ``model`` that is
+    not a file is a SetupError; the note is empty unless the fallback is used, and then says why."""
     if opponent:
         return opponent, ""
     if model is not None:
         if not Path(model).is_file():
             raise SetupError(f"no model file at {model}")
         return f"az:{model}:{playouts}", ""
-    if Path(default_model).is_file():
-        return f"az:{default_model}:{playouts}", ""
-    return FALLBACK_SPEC, f"No model at {default_model} yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
+    for path in sized_default(Path(default_model), size):
+        if path.is_file() and model_plays(path, size):
+            return f"az:{path}:{playouts}", ""
+    missing = sized_default(Path(default_model), size)[0]
+    return FALLBACK_SPEC, f"No model for {size}x{size} at {missing} yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
 
 
-def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float | None = None) -> Player:
-    """The player for ``spec``; a net for another board size (or any bad spec) is a SetupError."""
+def sized_default(default_model: Path, size: int) -> list[Path]:
+    """The default models for an n x n board, first choice first: the model named for the size
+    beside the default one (models/15x15.pt), then the default itself when it is not that one."""
+    named = default_model.with_name(f"{size}x{size}{default_model.suffix}")
+    return [named] if named == default_model else [named, default_model]
+
+
+def config_plays(config, size: int) -> bool:
+    """Whether a net of ``config`` plays a size x size board.
+
+    ``NetConfig.plays`` (issue 29: nets with pooled heads play any size); a config without it has
+    fully connected heads and plays only the board it was trained for."""
+    plays = getattr(config, "plays", None)
+    return plays(size, size) if callable(plays) else (config.width, config.height) == (size, size)
+
+
+def model_plays(path: Path, size: int) -> bool:
+    """Whether the model file at ``path`` plays a size x size board (False when it cannot be read)."""
+    from nets import checkpoint  # torch, only when a model is asked about
+
+    try:
+        return config_plays(checkpoint.net_from_checkpoint(checkpoint.load_checkpoint(path)).config, size)
+    except (ValueError, OSError):
+        return False
+
+
+def trained_size(player: Player) -> int | None:
+    """The board a net player was trained on, when square (the window's default size); else None."""
+    config = getattr(player, "net_config", None)
+    return config.width if config is not None and config.width == config.height else None
+
+
+def make_opponent(spec: str, seed: int | None = None, seconds: float | None = None) -> Player:
+    """The player for ``spec``, for any board; a bad spec (or unreadable model) is a SetupError."""
     if spec.strip() == "human":
         raise SetupError("the opponent must be an AI: 'human' is you, at the board")
     try:
-        player = make_player(spec, seed, seconds=seconds, leaves_per_step=WINDOW_LEAVES, threads=WINDOW_THREADS)
+        return make_player(spec, seed, seconds=seconds, leaves_per_step=WINDOW_LEAVES, threads=WINDOW_THREADS)
     except (ValueError, OSError) as error:  # bad spec, unreadable or foreign checkpoint
         message, forms, _ = str(error).partition(VALID_FORMS)
         if forms:  # a spec error: list the forms the window takes ("human" is not one)
             message = f"{message.replace('player spec', 'AI spec')}{VALID_FORMS}\n{AI_SPECS_HELP}"
         raise SetupError(message) from error
+
+
+def check_opponent(player: Player, spec: str, size: int) -> Player:
+    """``player`` if it plays a size x size board; a SetupError for a net that does not (another
+    board size, or another rule)."""
     config = getattr(player, "net_config", None)
-    if config is not None and (config.width, config.height) != (size, size):
+    if config is not None and not config_plays(config, size):
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
@@ -147,6 +186,12 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
         except ValueError as error:
             raise SetupError(str(error)) from error
     return player
+
+
+def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float | None = None) -> Player:
+    """The player for ``spec`` on a size x size board; a net that does not play it (or any bad
+    spec) is a SetupError."""
+    return check_opponent(make_opponent(spec, seed, seconds), spec, size)
 
 
 def player_setting(player: Player) -> str:

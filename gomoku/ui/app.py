@@ -19,12 +19,13 @@ import pygame
 from gomoku.game.board import EMPTY, Board
 from gomoku.players import Player, format_point
 from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,
-                          Strength, Thinker, build_opponent, choose_opponent, describe_spec,
-                          player_setting, short_spec, spec_strength, strength_ladder, with_strength)
+                          Strength, Thinker, build_opponent, check_opponent, choose_opponent, describe_spec,
+                          make_opponent, player_setting, short_spec, spec_strength, strength_ladder,
+                          trained_size, with_strength)
 from gomoku.ui.draw import Renderer
 from gomoku.ui.frame import GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
-from gomoku.ui.session import (BLACK, COLOUR_NAMES, WHITE, Author, Session, SetupError, describe_undo,
+from gomoku.ui.session import (BLACK, COLOUR_NAMES, DEFAULT_SIZE, WHITE, Author, Session, SetupError, describe_undo,
                                initial_game)
 from gomoku.ui.sizes import window_problem
 
@@ -59,18 +60,26 @@ class PlayApp:
         # What was asked for is checked first (the game, the size, the AI), then the display.
         if window_size is not None and (problem := window_problem(window_size)):
             raise SetupError(problem)
-        game = initial_game(moves, load, size)
+        # The board: --size, else the saved game's, else the board of the model or AI asked for (a
+        # net with fully connected heads plays only that one), else 9x9. Without a model or AI asked
+        # for, the AI is the default model for the board (choose_opponent).
+        explicit = bool(opponent) or model is not None
+        if isinstance(opponent, Player):
+            ai, spec, note = opponent, opponent.name, ""
+        elif explicit:
+            spec, note = choose_opponent(opponent, model, playouts, default_model)
+            ai = make_opponent(spec, seed, seconds)
+        game = initial_game(moves, load, size, (trained_size(ai) if explicit else None) or DEFAULT_SIZE)
+        if not explicit:
+            spec, note = choose_opponent(None, None, playouts, default_model, game.size)
+            ai = make_opponent(spec, seed, seconds)
+        self.ai, self.ai_spec, self.note = check_opponent(ai, spec, game.size), spec, note
         file_human = game.human_colour()
         human = (file_human or BLACK) if human_first is None else (BLACK if human_first else WHITE)
         authors = None if file_human is None else tuple(
             Author.YOU if i % 2 == file_human - 1 else Author.AI for i in range(len(game.moves)))
         self.session = Session(game.size, human, game.moves, authors)
         self.seed, self.title = seed, title
-        if isinstance(opponent, Player):
-            self.ai, self.ai_spec, self.note = opponent, opponent.name, ""
-        else:
-            self.ai_spec, self.note = choose_opponent(opponent, model, playouts, default_model)
-            self.ai = build_opponent(self.ai_spec, game.size, seed, seconds)
         if screenshot is None and display_missing():
             raise NoDisplayError("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
                                  "run it on a desktop, or use --screenshot")

@@ -22,6 +22,8 @@ from gomoku.ui.panel import draw_panel
 
 STATUS_FONT = 18
 STATUS_MIN_FONT = 13
+NUMBER_FONT = 20  # move numbers on the stones, at most
+NUMBER_WIDTH = 1.6  # a move number is at most this many stone radii wide
 
 
 class Renderer(Painter):
@@ -72,7 +74,7 @@ class Renderer(Painter):
             screen.blit(stone, stone.get_rect(center=centre))
             if frame.show_numbers:
                 tint = look.LAST_NUMBER if move == board.last_move else number_colour(colour)
-                self.text(str(index + 1), 20 if index < 99 else 16, tint, centre, bold=True, anchor="center")
+                self._stone_number(str(index + 1), tint, centre)
         if board.moves and not frame.show_numbers:
             pygame.draw.circle(screen, look.RED, lay.point_to_pixel(board.last_move), max(4, round(cell * 0.1)))
         for move in line:
@@ -84,7 +86,12 @@ class Renderer(Painter):
             centre = lay.point_to_pixel(ghost.move)
             screen.blit(sprite, sprite.get_rect(center=centre))
             if ghost.number:
-                self.text(str(ghost.number), 20, number_colour(ghost.colour), centre, bold=True, anchor="center")
+                self._stone_number(str(ghost.number), number_colour(ghost.colour), centre)
+
+    def _stone_number(self, text: str, colour, centre: tuple[int, int]) -> None:
+        """A move number on a stone, set small enough to stay on it (on a big board, small stones)."""
+        size = self.fitting_size(text, NUMBER_FONT, round(NUMBER_WIDTH * self.layout.stone_radius), bold=True)
+        self.text(text, size, colour, centre, bold=True, anchor="center")
 
     # -------------------------------------------------------------------------- the status line
     def _draw_status(self, frame: Frame) -> None:
@@ -97,7 +104,7 @@ class Renderer(Painter):
             self._draw_spinner(icon)
             left = rect.x + lay.px(38)
         elif frame.tone == Tone.NORMAL and not frame.board.game_end()[0]:
-            stone = self.sprites.small[frame.board.current_player]
+            stone = self.sprites.icons[frame.board.current_player]
             self.screen.blit(stone, stone.get_rect(center=icon))
             left = rect.x + lay.px(38)
         self.text(frame.status, STATUS_FONT, colour, (left, rect.centery), bold=True, anchor="midleft",

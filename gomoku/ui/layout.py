@@ -22,7 +22,11 @@ HEADLESS_DRIVERS = ("dummy", "offscreen")  # SDL's drivers that show nothing
 BASE_SIZE = (1000, 660)  # the design size of the window (pixels at scale 1)
 MARGIN = 16
 WOOD_SIDE = 588  # the wooden board, a square at (MARGIN, MARGIN)
-WOOD_BORDER = 56  # wood between the board's edge and the outer grid lines (the coordinates)
+# Wood between the board's edge and the outer grid lines, where the coordinates go: room for a
+# label (LABEL_ROOM) and half a cell, so that an edge stone clears the labels. Solving
+# border = LABEL_ROOM + cell / 2 with cell = (WOOD_SIDE - 2 * border) / (n - 1) gives
+# (LABEL_ROOM * (n - 1) + WOOD_SIDE / 2) / n: 56 at 9x9 (the design), 44 at 15x15, 40 at 20x20.
+LABEL_ROOM = 26.25
 STATUS_GAP = 8
 STATUS_HEIGHT = 36
 PANEL_GAP = 16
@@ -30,6 +34,7 @@ PANEL_PAD = 16
 HEAT_SIDE = 162  # the analysis mini-board (at 9x9: 18-pixel cells)
 HEAT_TOP = 178  # its top edge, below the panel's top
 HEAT_LEFT = 34  # room for its row numbers
+ICON_RADIUS = 7  # the small stones of the panel and the status line (the mini-board's at 9x9)
 MOVES_TOP = 166  # the move list, right of the mini-board
 TOP_MOVES_TOP = 350  # the table of the search's top moves
 TOP_MOVES_HEIGHT = 110
@@ -83,6 +88,11 @@ def window_for_screen(screen: tuple[int, int] | None) -> tuple[int, int]:
     return round(BASE_SIZE[0] * scale), round(BASE_SIZE[1] * scale)
 
 
+def wood_border(n: int) -> float:
+    """The design's wood between the board's edge and the outer grid lines, for an n x n board."""
+    return (LABEL_ROOM * (n - 1) + WOOD_SIDE / 2) / n
+
+
 class NoDisplayError(SetupError):
     """There is no display to open the window on."""
 
@@ -126,7 +136,7 @@ class Layout:
             return pygame.Rect(round(ox + x * s), round(oy + y * s), round(w * s), round(h * s))
 
         self.wood = rect(MARGIN, MARGIN, WOOD_SIDE, WOOD_SIDE)
-        border = WOOD_BORDER * s
+        border = wood_border(n) * s
         self.origin = (self.wood.x + border, self.wood.y + border)
         self.cell = (self.wood.width - 2 * border) / (n - 1)
         self.stone_radius = max(3, min(int(self.cell * 0.46), round(30 * s)))
@@ -142,7 +152,8 @@ class Layout:
                                  self.panel.right - self.pad - moves_x, round((HEAT_TOP + HEAT_SIDE - MOVES_TOP) * s))
         self.top_moves = pygame.Rect(self.panel.x + self.pad, self.panel.y + round(TOP_MOVES_TOP * s),
                                      self.panel.width - 2 * self.pad, round(TOP_MOVES_HEIGHT * s))
-        self.small_radius = max(3, int(self.heat_cell * 0.4))
+        self.small_radius = max(3, int(self.heat_cell * 0.4))  # the mini-board's stones
+        self.icon_radius = max(3, round(ICON_RADIUS * s))
         self.buttons = self._buttons()
 
     def px(self, value: float) -> int:

@@ -110,11 +110,13 @@ def faded(surface: pygame.Surface, alpha: int) -> pygame.Surface:
 
 
 class Sprites:
-    """The sprites for one window size: the wood, stones and their shadow, small panel stones."""
+    """The sprites for one window size: the wood, stones and their shadow, the mini-board's small
+    stones (``small``, sized to its cells) and the panel's (``icons``, the same on any board)."""
 
-    def __init__(self, wood_side: int, stone_radius: int, small_radius: int):
+    def __init__(self, wood_side: int, stone_radius: int, small_radius: int, icon_radius: int):
         self.wood = wood_texture(wood_side, wood_side, seed=7)
         self.stones = {1: stone_sprite(stone_radius, black=True), 2: stone_sprite(stone_radius, black=False)}
         self.ghosts = {colour: faded(surface, GHOST_ALPHA) for colour, surface in self.stones.items()}
         self.shadow = shadow_sprite(stone_radius)
         self.small = {1: stone_sprite(small_radius, black=True), 2: stone_sprite(small_radius, black=False)}
+        self.icons = {1: stone_sprite(icon_radius, black=True), 2: stone_sprite(icon_radius, black=False)}

@@ -48,7 +48,8 @@ class Painter:
         self.screen, self.layout = screen, layout
         self._fonts.clear()
         self._texts.clear()
-        self.sprites = look.Sprites(layout.wood.width, layout.stone_radius, layout.small_radius)
+        self.sprites = look.Sprites(layout.wood.width, layout.stone_radius, layout.small_radius,
+                                    layout.icon_radius)
 
     def font_pixels(self, size: int) -> int:
         """The pixel size of the design's font ``size`` at this scale."""
@@ -70,6 +71,13 @@ class Painter:
             surface = self.font(size, bold).render(text, True, colour)
             self._texts[key] = surface
         return surface
+
+    def fitting_size(self, text: str, size: int, max_width: int, bold: bool = False) -> int:
+        """The largest font size up to ``size`` in which ``text`` is at most ``max_width`` pixels
+        wide (never below the smallest text, MIN_TEXT_PX: there it may be wider)."""
+        while self.font_pixels(size) > MIN_TEXT_PX and self.render(text, size, (0, 0, 0), bold).get_width() > max_width:
+            size -= 1
+        return size
 
     def text(self, text: str, size: int, colour, pos, bold: bool = False, anchor: str = "topleft",
              max_width: int | None = None, min_size: int | None = None) -> pygame.Rect:

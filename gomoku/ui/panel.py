@@ -66,7 +66,7 @@ def _draw_players(p: Painter, frame: Frame) -> None:
     x, right, y = lay.panel.x + lay.pad, lay.panel.right - lay.pad, lay.panel.y + lay.px(12)
     for index, (who, colour) in enumerate((("You", frame.human), ("AI", 3 - frame.human))):
         left = x + index * lay.px(150)
-        stone = p.sprites.small[colour]
+        stone = p.sprites.icons[colour]
         p.screen.blit(stone, stone.get_rect(center=(left + lay.px(8), y + lay.px(10))))
         p.text(f"{who}: {COLOUR_NAMES[colour]}", 16, look.TEXT, (left + lay.px(22), y + lay.px(10)),
                anchor="midleft", bold=who == "You")
@@ -98,7 +98,7 @@ def _draw_analysis(p: Painter, frame: Frame) -> None:
         left_text, right_text = win_labels(analysis, frame.human)
         for colour, text, pos, anchor in ((BLACK, left_text, (x + lay.px(18), y), "topleft"),
                                           (WHITE, right_text, (right - lay.px(18), y), "topright")):
-            stone = p.sprites.small[colour]
+            stone = p.sprites.icons[colour]
             centre = (x + lay.px(7) if colour == BLACK else right - lay.px(7), y + lay.px(8))
             screen.blit(stone, stone.get_rect(center=centre))
             p.text(text, 14, look.TEXT, pos, anchor=anchor, bold=colour == frame.human)
@@ -205,7 +205,7 @@ def _draw_move_list(p: Painter, frame: Frame) -> None:
         colour = look.TEXT if row.shown else look.FAINT
         p.text(str(row.ply), 13, look.DIM if row.shown else look.FAINT, (rect.x + lay.px(20), y + lay.px(1)),
                anchor="topright")
-        stone = p.sprites.small[row.colour]
+        stone = p.sprites.icons[row.colour]
         p.screen.blit(stone, stone.get_rect(center=(rect.x + lay.px(32), y + row_height // 2)))
         p.text(format_point(frame.board, row.move), 13, colour, (rect.x + lay.px(44), y))
         if row.note:

@@ -224,14 +224,16 @@ def describe_undo(taken: tuple[Played, ...], board: Board) -> str:
     return "Took back " + " and ".join(parts) + "."
 
 
-def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | None, size: int | None) -> SavedGame:
-    """The game to start from: a saved game (``load``), ``moves`` (text, a file, or move numbers)."""
+def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | None, size: int | None,
+                 default_size: int = DEFAULT_SIZE) -> SavedGame:
+    """The game to start from: a saved game (``load``), ``moves`` (text, a file, or move numbers).
+    The board is ``size``, else a saved game's, else ``default_size`` (the model's board)."""
     if moves is not None and load is not None:
         raise SetupError("give --moves or --load, not both")
     if load is not None:
         text = read_game_file(load)
         try:
-            return parse_game(text, size)
+            return parse_game(text, size, default_size)
         except SetupError as error:
             raise SetupError(f"bad game in {load}: {error}") from error
     if moves is None or isinstance(moves, (str, Path)):
@@ -239,10 +241,10 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
         if isinstance(moves, Path) or (text and Path(text).is_file()):
             text = read_game_file(text)
         try:
-            return parse_game(text, size)
+            return parse_game(text, size, default_size)
         except SetupError as error:
             raise SetupError(f"bad --moves: {error}") from error
-    size = DEFAULT_SIZE if size is None else size
+    size = default_size if size is None else size
     check_size(size)
     board = new_board(size)
     try:
@@ -285,10 +287,10 @@ def _header_size(value: str) -> int:
     return int(match.group(1))
 
 
-def parse_game(text: str, size: int | None = None) -> SavedGame:
+def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_SIZE) -> SavedGame:
     """Moves (and an optional header) -> SavedGame; every move is checked on a board.
 
-    ``size`` is the board size asked for: None takes the header's (or the default); a header
+    ``size`` is the board size asked for: None takes the header's (or ``default_size``); a header
     that says another size is an error. Errors are SetupError naming the move: "move 2, E5: that
     point is already taken".
     """
@@ -305,7 +307,7 @@ def parse_game(text: str, size: int | None = None) -> SavedGame:
     file_size = _header_size(headers["size"]) if "size" in headers else None
     if size is not None and file_size is not None and size != file_size:
         raise SetupError(f"the game is for a {file_size}x{file_size} board, not {size}x{size}")
-    size = next((s for s in (size, file_size) if s is not None), DEFAULT_SIZE)
+    size = next((s for s in (size, file_size) if s is not None), default_size)
     check_size(size)
     board = new_board(size)
     for number, token in enumerate(tokens, 1):

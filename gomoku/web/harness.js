@@ -4,13 +4,14 @@
 //
 // SITE_DIR is an exported site (its scripts, model.json and weights.bin). The request is one JSON
 // object with any of these lists; the answer has the same keys:
-//   net:     [[move, ...], ...]            -> [{logPolicy: [...], value}, ...] (the net, unmasked)
-//   search:  [{moves: [[...], ...], playouts, config: {...}, evaluator: "net" | "uniform" | "formula"}]
+//   net:     [[move, ...] or {moves, size}, ...] -> [{logPolicy: [...], value}, ...] (the net, unmasked)
+//   search:  [{moves: [[...], ...], playouts, config: {...}, evaluator: "net" | "uniform" | "formula", size}]
 //            (one search object, searched from each position in turn, so trees are reused)
 //            -> [[{visits: [...], value, bestMove}, ...], ...]
-//   players: [{kind, depth, moves}]          -> [move, ...]
-//   vcf:     [{moves, nodes}]               -> [{status, move, nodes}, ...] (the player to move attacks)
-//   bench:   {moves, playouts, repeat}      -> {msPerEvaluation, msPerMove: [...]}
+//   players: [{kind, depth, moves, size}]    -> [move, ...]
+//   vcf:     [{moves, nodes, size}]         -> [{status, move, nodes}, ...] (the player to move attacks)
+//   bench:   {moves, playouts, repeat, size} -> {msPerEvaluation, msPerMove: [...]}
+// A size is the side of a square board (9 when not given).
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -55,19 +56,21 @@ function main() {
   let net = null;
   const getNet = () => (net = net || loadNet());
   if (request.net) {
-    answer.net = request.net.map((moves) => {
-      const board = G.Board.fromMoves(moves);
+    answer.net = request.net.map((job) => {
+      const { moves, size = 9 } = Array.isArray(job) ? { moves: job } : job;
+      const board = G.Board.fromMoves(moves, size, size);
       const planes = G.planesOf(board.cells, board.size, board.currentPlayer, board.lastMove);
-      const { logPolicy, value } = getNet().forward(planes);
+      const { logPolicy, value } = getNet().forward(planes, size, size);
       return { logPolicy: Array.from(logPolicy), value };
     });
   }
   if (request.search) {
     answer.search = request.search.map((job) => {
-      const evaluator = job.evaluator === "net" ? new G.NetEvaluator(getNet())
+      const size = job.size || 9;
+      const evaluator = job.evaluator === "net" ? new G.NetEvaluator(getNet(), size, size)
         : job.evaluator === "formula" ? new FormulaEvaluator() : new G.UniformEvaluator();
       const config = Object.assign({ nPlayout: job.playouts }, job.config || {});
-      const search = new G.Search(evaluator, 9, 9, 5, config);
+      const search = new G.Search(evaluator, size, size, 5, config);
       return job.moves.map((moves) => {
         const r = search.search(moves);
         return { visits: Array.from(r.visits), value: r.value, bestMove: r.bestMove };
@@ -76,27 +79,29 @@ function main() {
   }
   if (request.players) {
     answer.players = request.players.map((job) => G.makeClassicalPlayer(job.kind, job.depth)
-      .getAction(G.Board.fromMoves(job.moves)));
+      .getAction(G.Board.fromMoves(job.moves, job.size || 9, job.size || 9)));
   }
   if (request.vcf) {
     answer.vcf = request.vcf.map((job) => {
-      const board = G.Board.fromMoves(job.moves);
-      const threats = new G.Threats(G.linesOf(9, 9, 5), job.nodes);
+      const size = job.size || 9;
+      const board = G.Board.fromMoves(job.moves, size, size);
+      const threats = new G.Threats(G.linesOf(size, size, 5), job.nodes);
       return threats.solve(board.cells, board.currentPlayer);
     });
   }
   if (request.bench) {
     const job = request.bench;
+    const size = job.size || 9;
     const n = getNet();
-    const board = G.Board.fromMoves(job.moves);
+    const board = G.Board.fromMoves(job.moves, size, size);
     const planes = G.planesOf(board.cells, board.size, board.currentPlayer, board.lastMove);
-    for (let i = 0; i < 50; i++) n.forward(planes);
+    for (let i = 0; i < 50; i++) n.forward(planes, size, size);
     let t = performance.now();
-    for (let i = 0; i < 200; i++) n.forward(planes);
+    for (let i = 0; i < 200; i++) n.forward(planes, size, size);
     const msPerEvaluation = (performance.now() - t) / 200;
     const msPerMove = [];
     for (let i = 0; i < (job.repeat || 3); i++) {
-      const search = new G.Search(new G.NetEvaluator(n), 9, 9, 5, { nPlayout: job.playouts });
+      const search = new G.Search(new G.NetEvaluator(n, size, size), size, size, 5, { nPlayout: job.playouts });
       t = performance.now();
       search.search(job.moves);
       msPerMove.push(performance.now() - t);

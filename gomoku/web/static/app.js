@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   const G = window.Gomoku;
-  const SIZE = 9;
+  const FIRST_SIZE = 9;  // the board shown while the net loads; then the model's own
   const CELL = 44;
   const MARGIN = 44;
   const RADIUS = 19;
@@ -16,11 +16,12 @@
     board: $("board"), status: $("status"), barBlack: $("bar-black"), estBlack: $("est-black"),
     estWhite: $("est-white"), estSource: $("est-source"), newGame: $("new-game"), undo: $("undo"),
     opponent: $("opponent"), playouts: $("playouts"), side: $("side"), vcf: $("vcf"), numbers: $("numbers"),
+    size: $("size"),
     timing: $("timing"), moveList: $("move-list"), modelInfo: $("model-info"),
   };
 
   const state = {
-    board: new G.Board(SIZE, SIZE, 5),
+    board: new G.Board(FIRST_SIZE, FIRST_SIZE, 5),
     human: 1,  // the colour the person plays: 1 Black (moves first) or 2 White
     worker: null,
     ready: false,
@@ -50,11 +51,19 @@
       const m = msg.model;
       ui.modelInfo.textContent = `Net: ${m.source}` + (m.iteration != null ? `, iteration ${m.iteration}` : "") +
         (m.games != null ? ` after ${m.games.toLocaleString("en")} self-play games` : "") +
-        `, ${m.parameters.toLocaleString("en")} parameters, ${m.width}x${m.height}.`;
+        `, ${m.parameters.toLocaleString("en")} parameters, trained on ${m.width}x${m.height}` +
+        (m.head === "pooled" ? `, plays ${m.sizes.map((n) => `${n}x${n}`).join(", ")}.` : ".");
       if (!state.defaultsSet) {  // the Python player's defaults, recorded in model.json by the export
         state.defaultsSet = true;
         ui.playouts.value = String(m.search.playouts);
         ui.vcf.checked = Boolean(m.search.vcf);
+        ui.size.replaceChildren(...m.sizes.map((n) => new Option(`${n}x${n}`, String(n))));
+        ui.size.value = String(m.sizes.includes(m.width) ? m.width : m.sizes[0]);
+        ui.size.disabled = m.sizes.length < 2;
+        if (Number(ui.size.value) !== state.board.width) {
+          newGame();
+          return;
+        }
       }
       update();
     } else if (msg.type === "progress") {
@@ -65,7 +74,7 @@
       if (msg.id !== state.pending) return;
       state.pending = null;
       const spec = playerLabel(currentPlayer());
-      const name = G.formatPoint(msg.move, SIZE);
+      const name = G.formatPoint(msg.move, state.board.width);
       state.timings.push({ player: spec, playouts: msg.playouts || null, ms: msg.ms, move: msg.move });
       let text = `AI (${spec}) played ${name} in ${(msg.ms / 1000).toFixed(2)} s`;
       if (msg.playouts) text += `: ${msg.playouts} playouts, ${Math.round(msg.playouts / (msg.ms / 1000))} playouts/s`;
@@ -139,13 +148,15 @@
       state.pending = ++state.requestId;
       document.body.dataset.state = "ai";
       ui.status.textContent = "AI is thinking\u2026";
-      state.worker.postMessage({ type: "move", id: state.pending, moves: board.moves.slice(), player });
+      state.worker.postMessage({ type: "move", id: state.pending, size: board.width, moves: board.moves.slice(),
+        player });
     }
   }
 
   function requestEvaluation() {
     state.evaluationId = ++state.requestId;
-    state.worker.postMessage({ type: "evaluate", id: state.evaluationId, moves: state.board.moves.slice() });
+    state.worker.postMessage({ type: "evaluate", id: state.evaluationId, size: state.board.width,
+      moves: state.board.moves.slice() });
   }
 
   function cancelThinking() {
@@ -154,7 +165,9 @@
 
   function newGame() {
     cancelThinking();
-    state.board = new G.Board(SIZE, SIZE, 5);
+    const size = Number(ui.size.value) || FIRST_SIZE;
+    if (size !== state.board.width) buildBoard(size);
+    state.board = new G.Board(size, size, 5);
     state.human = Number(ui.side.value);
     state.searchEstimate = false;
     state.lastTiming = null;
@@ -189,26 +202,45 @@
     return node;
   }
 
-  const xy = (move) => [MARGIN + (move % SIZE) * CELL, MARGIN + Math.floor(move / SIZE) * CELL];
+  const xy = (move) => {
+    const n = state.board.width;
+    return [MARGIN + (move % n) * CELL, MARGIN + Math.floor(move / n) * CELL];
+  };
+
+  /** The star points of an n x n board as [row, col]: the centre (odd n), and from 9x9 on four
+   *  more, on the third line (the fourth from 13x13 on), as the window draws them. */
+  function starPoints(n) {
+    const points = n % 2 ? [[(n - 1) / 2, (n - 1) / 2]] : [];
+    if (n >= 9) {
+      const edge = n < 13 ? 2 : 3;
+      for (const r of [edge, n - 1 - edge]) for (const c of [edge, n - 1 - edge]) points.push([r, c]);
+    }
+    return points;
+  }
 
   let layers = null;
-  function buildBoard() {
+  /** The SVG of an empty size x size board; the picture scales with the page, not with the size. */
+  function buildBoard(size) {
     const svg = ui.board;
-    const end = MARGIN + (SIZE - 1) * CELL;
+    svg.replaceChildren();
+    const end = MARGIN + (size - 1) * CELL, side = end + MARGIN;
+    svg.setAttribute("viewBox", `0 0 ${side} ${side}`);
+    svg.setAttribute("aria-label", `${size} by ${size} board`);
+    svg.parentElement.classList.toggle("big", size > FIRST_SIZE);  // more room on the page (style.css)
     const grid = el("g", { class: "grid" }, svg);
-    for (let i = 0; i < SIZE; i++) {
+    for (let i = 0; i < size; i++) {
       const t = MARGIN + i * CELL;
       el("line", { x1: MARGIN, y1: t, x2: end, y2: t }, grid);
       el("line", { x1: t, y1: MARGIN, x2: t, y2: end }, grid);
       el("text", { class: "coord", x: t, y: 13 }, svg).textContent = G.COLUMN_LETTERS[i];
-      el("text", { class: "coord", x: 13, y: t }, svg).textContent = String(SIZE - i);  // row 1 at the bottom
+      el("text", { class: "coord", x: 13, y: t }, svg).textContent = String(size - i);  // row 1 at the bottom
     }
-    for (const [r, c] of [[2, 2], [2, 6], [4, 4], [6, 2], [6, 6]]) {
+    for (const [r, c] of starPoints(size)) {
       el("circle", { class: "star", cx: MARGIN + c * CELL, cy: MARGIN + r * CELL, r: 3.5 }, svg);
     }
     layers = { under: el("g", {}, svg), stones: el("g", {}, svg), marks: el("g", {}, svg), hits: el("g", {}, svg) };
-    for (let move = 0; move < SIZE * SIZE; move++) {
-      const [x, y] = xy(move);
+    for (let move = 0; move < size * size; move++) {
+      const x = MARGIN + (move % size) * CELL, y = MARGIN + Math.floor(move / size) * CELL;
       const hit = el("rect", { class: "hit", x: x - CELL / 2, y: y - CELL / 2, width: CELL, height: CELL,
         "data-move": move }, layers.hits);
       el("circle", { class: "ghost", cx: x, cy: y, r: RADIUS }, layers.hits);
@@ -251,7 +283,7 @@
     });
     ui.moveList.replaceChildren(...board.moves.map((m, i) => {
       const item = document.createElement("li");
-      item.textContent = `${i % 2 === 0 ? "Black" : "White"} ${G.formatPoint(m, SIZE)}`;
+      item.textContent = `${i % 2 === 0 ? "Black" : "White"} ${G.formatPoint(m, board.width)}`;
       return item;
     }));
   }
@@ -270,8 +302,9 @@
   ui.newGame.addEventListener("click", newGame);
   ui.undo.addEventListener("click", undo);
   ui.side.addEventListener("change", newGame);
+  ui.size.addEventListener("change", newGame);
   ui.numbers.addEventListener("change", render);
-  buildBoard();
+  buildBoard(FIRST_SIZE);
   startWorker();
   update();
 })();

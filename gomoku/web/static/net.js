@@ -1,40 +1,100 @@
-// The policy-value net of nets/model.py (arch "conv3") on typed arrays: no library, no download.
+// The policy-value nets of nets/model.py (arch "conv3") on typed arrays: no library, no download.
 //
-//   conv3x3 4->32->64->128, ReLU; policy: conv1x1 128->4, ReLU, FC 4*H*W -> H*W, log-softmax;
-//   value: conv1x1 128->2, ReLU, FC 2*H*W -> 64, ReLU, FC 64 -> 1, tanh.
+//   trunk: conv3x3 4->32->64->128, ReLU. Two kinds of heads (model.json's "head"):
+//   "fc" (one board, the one it was trained on): policy conv1x1 128->4, ReLU, FC 4*H*W -> H*W,
+//     log-softmax; value conv1x1 128->2, ReLU, FC 2*H*W -> 64, ReLU, FC 64 -> 1, tanh.
+//   "pooled" (any board in model.json's "sizes"): policy conv1x1 128->32, ReLU, conv1x1 32->1,
+//     log-softmax over the points; value conv1x1 128->32, ReLU, per channel the average and the
+//     maximum over the board (the 32 averages, then the 32 maxima), FC 64->64, ReLU, FC 64->1, tanh.
 //
-// The weights come as model.json (names, shapes and offsets of torch's state dict, in torch's own
-// layouts) and weights.bin (little-endian float32), written by gomoku/web/export.py. At load the
-// 3x3 kernels are rearranged to [in channel][kh][kw][out channel], so that the trunk runs as a
-// scatter over the input's non-zero activations (ReLU leaves about half of them at zero, and the
-// input planes are mostly zero) with a contiguous inner loop over output channels. Activations are
-// stored point-major ([point][channel]) in float64: sums are at least as exact as torch's float32.
+// The weights come as model.json (names, shapes and offsets, in torch's own layouts) and
+// weights.bin (little-endian float32), written by gomoku/web/export.py: an "fc" net under torch's
+// names, a "pooled" one under the page's (export.py's pooled_tensors). At load the 3x3 kernels are
+// rearranged to [in channel][kh][kw][out channel], so that the trunk runs as a scatter over the
+// input's non-zero activations (ReLU leaves about half of them at zero, and the input planes are
+// mostly zero) with a contiguous inner loop over output channels. Activations are stored
+// point-major ([point][channel]) in float64: sums are at least as exact as torch's float32.
 (function (root) {
   "use strict";
   const G = (root.Gomoku = root.Gomoku || {});
+  const TRUNK = 128;  // channels out of the trunk
+  const POOLED = 32;  // channels of the pooled heads' 1x1 convolutions
+  const HIDDEN = 64;  // the value head's hidden layer
+  const FAR = 4;  // farther from every stone than the trunk's three 3x3 layers see
 
-  /** Names and shapes of the state dict of a conv3 net for boards of `S` points. */
-  function conv3Shapes(S) {
-    return {
+  /** Names and shapes of the tensors of a conv3 net with `head` heads for boards of `S` points. */
+  function conv3Shapes(head, S) {
+    const trunk = {
       "conv1.weight": [32, 4, 3, 3], "conv1.bias": [32],
       "conv2.weight": [64, 32, 3, 3], "conv2.bias": [64],
-      "conv3.weight": [128, 64, 3, 3], "conv3.bias": [128],
-      "heads.policy_conv.weight": [4, 128, 1, 1], "heads.policy_conv.bias": [4],
-      "heads.policy_fc.weight": [S, 4 * S], "heads.policy_fc.bias": [S],
-      "heads.value_conv.weight": [2, 128, 1, 1], "heads.value_conv.bias": [2],
-      "heads.value_fc1.weight": [64, 2 * S], "heads.value_fc1.bias": [64],
-      "heads.value_fc2.weight": [1, 64], "heads.value_fc2.bias": [1],
+      "conv3.weight": [TRUNK, 64, 3, 3], "conv3.bias": [TRUNK],
     };
+    if (head === "pooled") {
+      return Object.assign(trunk, {
+        "policy1.weight": [POOLED, TRUNK, 1, 1], "policy1.bias": [POOLED],
+        "policy2.weight": [1, POOLED, 1, 1], "policy2.bias": [1],
+        "value_conv.weight": [POOLED, TRUNK, 1, 1], "value_conv.bias": [POOLED],
+        "value_fc1.weight": [HIDDEN, 2 * POOLED], "value_fc1.bias": [HIDDEN],
+        "value_fc2.weight": [1, HIDDEN], "value_fc2.bias": [1],
+      });
+    }
+    return Object.assign(trunk, {
+      "heads.policy_conv.weight": [4, TRUNK, 1, 1], "heads.policy_conv.bias": [4],
+      "heads.policy_fc.weight": [S, 4 * S], "heads.policy_fc.bias": [S],
+      "heads.value_conv.weight": [2, TRUNK, 1, 1], "heads.value_conv.bias": [2],
+      "heads.value_fc1.weight": [HIDDEN, 2 * S], "heads.value_fc1.bias": [HIDDEN],
+      "heads.value_fc2.weight": [1, HIDDEN], "heads.value_fc2.bias": [1],
+    });
+  }
+
+  /** out[p] = relu(b[k] + sum_c w[k][c] x[p][c]) for `rows` output channels k, point-major. */
+  function conv1x1Relu(x, w, b, rows, S, out) {
+    for (let p = 0; p < S; p++) {
+      const xb = p * TRUNK;
+      for (let k = 0; k < rows; k++) {
+        let s = b[k];
+        const wb = k * TRUNK;
+        for (let c = 0; c < TRUNK; c++) s += w[wb + c] * x[xb + c];
+        out[p * rows + k] = s > 0 ? s : 0;
+      }
+    }
+  }
+
+  function logSoftmax(logits) {
+    let max = -Infinity;
+    for (let m = 0; m < logits.length; m++) if (logits[m] > max) max = logits[m];
+    let sum = 0;
+    for (let m = 0; m < logits.length; m++) sum += Math.exp(logits[m] - max);
+    const logZ = max + Math.log(sum);
+    for (let m = 0; m < logits.length; m++) logits[m] -= logZ;
+    return logits;
+  }
+
+  /** The value head's end: FC 64 -> 64, ReLU, FC 64 -> 1, tanh, on `features` (its FC's input). */
+  function valueOf(features, w1, b1, w2, b2, hidden) {
+    const n = features.length;
+    for (let h = 0; h < HIDDEN; h++) {
+      let s = b1[h];
+      const wb = h * n;
+      for (let j = 0; j < n; j++) s += w1[wb + j] * features[j];
+      hidden[h] = s > 0 ? s : 0;
+    }
+    let v = b2[0];
+    for (let h = 0; h < HIDDEN; h++) v += w2[h] * hidden[h];
+    return Math.tanh(v);
   }
 
   class Net {
     /** meta: the parsed model.json; buffer: the ArrayBuffer of weights.bin. */
     constructor(meta, buffer) {
       if (meta.arch !== "conv3") throw new Error(`unsupported net architecture ${meta.arch}`);
-      const W = (this.width = meta.width), H = (this.height = meta.height);
-      const S = (this.size = W * H);
+      const head = (this.head = meta.head || "fc");
+      if (head !== "fc" && head !== "pooled") throw new Error(`unsupported net heads ${head}`);
+      this.width = meta.width;  // the board it was trained on
+      this.height = meta.height;
+      this.sizes = meta.sizes || [meta.width];  // square boards it plays (an "fc" net: its own)
       const floats = new Float32Array(buffer);
-      const shapes = conv3Shapes(S);
+      const shapes = conv3Shapes(head, meta.width * meta.height);
       const get = (name) => {
         const t = meta.tensors[name];
         if (!t) throw new Error(`model.json has no tensor ${name}`);
@@ -56,92 +116,149 @@
       this.conv = [
         { cin: 4, cout: 32, w: kernel("conv1.weight", 32, 4), b: get("conv1.bias") },
         { cin: 32, cout: 64, w: kernel("conv2.weight", 64, 32), b: get("conv2.bias") },
-        { cin: 64, cout: 128, w: kernel("conv3.weight", 128, 64), b: get("conv3.bias") },
+        { cin: 64, cout: TRUNK, w: kernel("conv3.weight", TRUNK, 64), b: get("conv3.bias") },
       ];
-      this.pConvW = get("heads.policy_conv.weight"); this.pConvB = get("heads.policy_conv.bias");
-      this.pFcW = get("heads.policy_fc.weight"); this.pFcB = get("heads.policy_fc.bias");
-      this.vConvW = get("heads.value_conv.weight"); this.vConvB = get("heads.value_conv.bias");
-      this.vFc1W = get("heads.value_fc1.weight"); this.vFc1B = get("heads.value_fc1.bias");
-      this.vFc2W = get("heads.value_fc2.weight"); this.vFc2B = get("heads.value_fc2.bias");
-      this.act = [new Float64Array(S * 4), new Float64Array(S * 32), new Float64Array(S * 64),
-        new Float64Array(S * 128)];
-      this.pFlat = new Float64Array(4 * S);
-      this.vFlat = new Float64Array(2 * S);
-      this.vHidden = new Float64Array(64);
-      this.nzStart = new Int32Array(S + 1);  // scratch of _conv3x3
-      this.nzOffset = new Int32Array(S * 64);
-      this.nzValue = new Float64Array(S * 64);
-      this.termOffset = new Int32Array(9 * 64);
-      this.termValue = new Float64Array(9 * 64);
+      const heads = Object.keys(shapes).slice(6);
+      this.w = Object.fromEntries(heads.map((name) => [name.replace("heads.", ""), get(name)]));
+      this.vHidden = new Float64Array(HIDDEN);
+      this.scratch = null;  // the buffers of one board size (_buffers)
       this.evaluations = 0;
     }
 
-    /**
-     * planes: 4 * H * W numbers in the layout of Board.current_state() ([plane][row][col]).
-     * Returns {logPolicy: Float64Array(H*W), value} (value for the player to move).
-     */
-    forward(planes) {
-      const S = this.size, act = this.act;
-      const x0 = act[0];
-      for (let c = 0; c < 4; c++) for (let p = 0; p < S; p++) x0[p * 4 + c] = planes[c * S + p];
-      for (let i = 0; i < 3; i++) this._conv3x3(act[i], act[i + 1], this.conv[i]);
-      const x = act[3];
-      // Policy head.
-      const pFlat = this.pFlat;
-      for (let k = 0; k < 4; k++) {
-        const wb = k * 128, bias = this.pConvB[k];
-        for (let p = 0; p < S; p++) {
-          let s = bias;
-          const xb = p * 128;
-          for (let c = 0; c < 128; c++) s += this.pConvW[wb + c] * x[xb + c];
-          pFlat[k * S + p] = s > 0 ? s : 0;  // flattened as torch does: channel, then point
-        }
-      }
-      const logits = new Float64Array(S);
-      let max = -Infinity;
-      for (let m = 0; m < S; m++) {
-        let s = this.pFcB[m];
-        const wb = m * 4 * S;
-        for (let j = 0; j < 4 * S; j++) s += this.pFcW[wb + j] * pFlat[j];
-        logits[m] = s;
-        if (s > max) max = s;
-      }
-      let sum = 0;
-      for (let m = 0; m < S; m++) sum += Math.exp(logits[m] - max);
-      const logZ = max + Math.log(sum);
-      for (let m = 0; m < S; m++) logits[m] -= logZ;
-      // Value head.
-      const vFlat = this.vFlat;
-      for (let k = 0; k < 2; k++) {
-        const wb = k * 128, bias = this.vConvB[k];
-        for (let p = 0; p < S; p++) {
-          let s = bias;
-          const xb = p * 128;
-          for (let c = 0; c < 128; c++) s += this.vConvW[wb + c] * x[xb + c];
-          vFlat[k * S + p] = s > 0 ? s : 0;
-        }
-      }
-      const hidden = this.vHidden;
-      for (let h = 0; h < 64; h++) {
-        let s = this.vFc1B[h];
-        const wb = h * 2 * S;
-        for (let j = 0; j < 2 * S; j++) s += this.vFc1W[wb + j] * vFlat[j];
-        hidden[h] = s > 0 ? s : 0;
-      }
-      let v = this.vFc2B[0];
-      for (let h = 0; h < 64; h++) v += this.vFc2W[h] * hidden[h];
-      this.evaluations++;
-      return { logPolicy: logits, value: Math.tanh(v) };
+    /** Whether the net plays a width x height board. */
+    plays(width, height) {
+      return width === height && this.sizes.includes(width);
     }
 
-    _conv3x3(inp, out, layer) {
+    _buffers(W, H) {
+      const S = W * H;
+      if (!this.scratch || this.scratch.W !== W || this.scratch.H !== H) {
+        this.scratch = {
+          W, H, S,
+          act: [new Float64Array(S * 4), new Float64Array(S * 32), new Float64Array(S * 64),
+            new Float64Array(S * TRUNK)],
+          head: new Float64Array(S * POOLED),
+          near: new Uint8Array(S),  // _near
+          empty: [null, null],  // _emptyBoard, White to move and Black to move
+          nzStart: new Int32Array(S + 1),  // scratch of _conv3x3
+          nzOffset: new Int32Array(S * 64),
+          nzValue: new Float64Array(S * 64),
+          termOffset: new Int32Array(9 * 64),
+          termValue: new Float64Array(9 * 64),
+        };
+      }
+      return this.scratch;
+    }
+
+    /**
+     * planes: 4 * H * W numbers in the layout of Board.current_state() ([plane][row][col]) of a
+     * width x height board (the net's own by default). Returns {logPolicy: Float64Array(H*W),
+     * value} (value for the player to move).
+     */
+    forward(planes, width = this.width, height = this.height) {
+      if (!this.plays(width, height)) throw new Error(`the net does not play a ${width}x${height} board`);
+      const buffers = this._buffers(width, height);
+      const { S, act } = buffers;
+      const x0 = act[0];
+      for (let c = 0; c < 4; c++) for (let p = 0; p < S; p++) x0[p * 4 + c] = planes[c * S + p];
+      const near = this._near(planes, buffers);
+      const empty = this._emptyBoard(buffers, planes[3 * S]);
+      for (let i = 0; i < 3; i++) this._conv3x3(act[i], act[i + 1], this.conv[i], buffers, near, empty[i], i + 1);
+      const out = this.head === "pooled" ? this._pooledHeads(act[3], buffers) : this._fcHeads(act[3], buffers);
+      this.evaluations++;
+      return out;
+    }
+
+    _fcHeads(x, { S, head }) {
+      const w = this.w, flat = head;  // [point][channel]; torch flattens channel, then point
+      conv1x1Relu(x, w["policy_conv.weight"], w["policy_conv.bias"], 4, S, flat);
+      const logits = new Float64Array(S);
+      const pw = w["policy_fc.weight"];
+      for (let m = 0; m < S; m++) {
+        let s = w["policy_fc.bias"][m];
+        const wb = m * 4 * S;
+        for (let k = 0; k < 4; k++) for (let p = 0; p < S; p++) s += pw[wb + k * S + p] * flat[p * 4 + k];
+        logits[m] = s;
+      }
+      conv1x1Relu(x, w["value_conv.weight"], w["value_conv.bias"], 2, S, flat);
+      const features = new Float64Array(2 * S);
+      for (let k = 0; k < 2; k++) for (let p = 0; p < S; p++) features[k * S + p] = flat[p * 2 + k];
+      const value = valueOf(features, w["value_fc1.weight"], w["value_fc1.bias"], w["value_fc2.weight"],
+        w["value_fc2.bias"], this.vHidden);
+      return { logPolicy: logSoftmax(logits), value };
+    }
+
+    _pooledHeads(x, { S, head }) {
+      const w = this.w;
+      conv1x1Relu(x, w["policy1.weight"], w["policy1.bias"], POOLED, S, head);
+      const logits = new Float64Array(S);
+      const w2 = w["policy2.weight"], b2 = w["policy2.bias"][0];
+      for (let p = 0; p < S; p++) {
+        let s = b2;
+        for (let k = 0; k < POOLED; k++) s += w2[k] * head[p * POOLED + k];
+        logits[p] = s;
+      }
+      conv1x1Relu(x, w["value_conv.weight"], w["value_conv.bias"], POOLED, S, head);
+      const features = new Float64Array(2 * POOLED);  // the averages, then the maxima
+      for (let k = 0; k < POOLED; k++) {
+        let sum = 0, max = -Infinity;
+        for (let p = 0; p < S; p++) {
+          const v = head[p * POOLED + k];
+          sum += v;
+          if (v > max) max = v;
+        }
+        features[k] = sum / S;
+        features[POOLED + k] = max;
+      }
+      const value = valueOf(features, w["value_fc1.weight"], w["value_fc1.bias"], w["value_fc2.weight"],
+        w["value_fc2.bias"], this.vHidden);
+      return { logPolicy: logSoftmax(logits), value };
+    }
+
+    /**
+     * Per point, the distance (in king moves, at most FAR) to the nearest stone or last move of
+     * the planes. The output of the trunk's layer l at a point farther than l from all of them
+     * sees only empty points there, so it is the empty board's (of the same player to move), to
+     * the bit: the layers compute only the other points and copy these (_emptyBoard). On 15x15
+     * that skips most of the board in the opening and the middle game.
+     */
+    _near(planes, { W, H, S, near }) {
+      near.fill(FAR);
+      for (let p = 0; p < S; p++) {
+        if (!(planes[p] || planes[S + p] || planes[2 * S + p])) continue;
+        const r0 = Math.floor(p / W), c0 = p % W;
+        for (let r = Math.max(0, r0 - 3); r <= Math.min(H - 1, r0 + 3); r++) {
+          for (let c = Math.max(0, c0 - 3); c <= Math.min(W - 1, c0 + 3); c++) {
+            const d = Math.max(Math.abs(r - r0), Math.abs(c - c0));
+            if (d < near[r * W + c]) near[r * W + c] = d;
+          }
+        }
+      }
+      return near;
+    }
+
+    /** The three trunk layers' outputs on the empty board of this size, `toMove` 1 (Black) or not. */
+    _emptyBoard(buffers, black) {
+      const key = black ? 1 : 0;
+      if (!buffers.empty[key]) {
+        const S = buffers.S;
+        const acts = [new Float64Array(S * 4), new Float64Array(S * 32), new Float64Array(S * 64),
+          new Float64Array(S * TRUNK)];
+        if (black) for (let p = 0; p < S; p++) acts[0][p * 4 + 3] = 1;
+        for (let i = 0; i < 3; i++) this._conv3x3(acts[i], acts[i + 1], this.conv[i], buffers, null, null, 0);
+        buffers.empty[key] = acts.slice(1);
+      }
+      return buffers.empty[key];
+    }
+
+    _conv3x3(inp, out, layer, buffers, near, empty, depth) {
       // out[p][co] = bias[co] + sum over the 3x3 neighbours q of p and the input channels ci of
       // in[q][ci] * w[ci][k][co], k the neighbour's offset. Only non-zero inputs take part: each
       // point's list of (weight row, value) pairs is gathered over its neighbours, then added to
       // the output row eight (then four, then one) at a time, loading and storing it once a group.
+      // Points farther than `depth` from every stone (`near`) take the empty board's row (`empty`).
       const { cin, cout, w, b } = layer;
-      const H = this.height, W = this.width, S = this.size;
-      const { nzStart, nzOffset, nzValue, termOffset: tw, termValue: tv } = this;
+      const { H, W, S, nzStart, nzOffset, nzValue, termOffset: tw, termValue: tv } = buffers;
       let n = 0;
       for (let q = 0; q < S; q++) {
         nzStart[q] = n;
@@ -172,6 +289,10 @@
             }
           }
           const ob = (pr * W + pc) * cout;
+          if (near && near[pr * W + pc] > depth) {
+            for (let co = 0; co < cout; co++) out[ob + co] = empty[ob + co];
+            continue;
+          }
           for (let co = 0; co < cout; co++) out[ob + co] = b[co];
           let i = 0;
           for (; i + 8 <= m; i += 8) {
@@ -219,13 +340,17 @@
    * renormalised; uniform when it has no mass there), and the value, as nets/evaluator.py.
    */
   class NetEvaluator {
-    constructor(net) {
+    /** The net on a width x height board (the net's own by default). */
+    constructor(net, width = net.width, height = net.height) {
+      if (!net.plays(width, height)) throw new Error(`the net does not play a ${width}x${height} board`);
       this.net = net;
+      this.width = width;
+      this.height = height;
     }
 
     evaluate(cells, toMove, lastMove, legal) {
-      const S = this.net.size;
-      const { logPolicy, value } = this.net.forward(planesOf(cells, S, toMove, lastMove));
+      const S = this.width * this.height;
+      const { logPolicy, value } = this.net.forward(planesOf(cells, S, toMove, lastMove), this.width, this.height);
       const priors = new Float64Array(S);
       let total = 0, count = 0;
       for (let m = 0; m < S; m++) {

@@ -1,11 +1,12 @@
 // The Web Worker: the net, the search and the classical players run here, so the page never
 // freezes. Messages in (from app.js) and out:
 //   {type: "init"}                                  -> {type: "ready", model} | {type: "error"}
-//   {type: "move", id, moves, player}               -> {type: "progress", id, value, playouts}...,
+//   {type: "move", id, size, moves, player}         -> {type: "progress", id, value, playouts}...,
 //                                                      then {type: "result", id, move, value, ms, ...}
 //      player: {kind: "az", playouts, vcf} | {kind: "minimax" or "ab", depth} | {kind: "heuristic"} | {kind: "random"}
-//   {type: "evaluate", id, moves}                   -> {type: "evaluation", id, value} (the net alone)
-// Values are for the player to move in the position sent.
+//   {type: "evaluate", id, size, moves}             -> {type: "evaluation", id, value} (the net alone)
+// Values are for the player to move in the position sent; size is the board's side (one of the
+// model's sizes, which the ready message lists).
 importScripts("game.js", "net.js", "threats.js", "search.js", "players.js", "alphabeta.js");
 
 const G = self.Gomoku;
@@ -14,10 +15,10 @@ let meta = null;
 let search = null;
 let searchKey = "";
 
-function azSearch(player) {
-  const key = `${player.playouts}/${Boolean(player.vcf)}`;
+function azSearch(player, size) {
+  const key = `${size}/${player.playouts}/${Boolean(player.vcf)}`;
   if (!search || key !== searchKey) {
-    search = new G.Search(new G.NetEvaluator(net), meta.width, meta.height, meta.n_in_row,
+    search = new G.Search(new G.NetEvaluator(net, size, size), size, size, meta.n_in_row,
       { nPlayout: player.playouts, cPuct: meta.search.c_puct, forcedMoves: meta.search.forced_moves,
         vcf: Boolean(player.vcf) && meta.search.forced_moves, vcfNodes: meta.search.vcf_nodes });
     searchKey = key;
@@ -29,7 +30,7 @@ function move(msg) {
   const started = performance.now();
   const player = msg.player;
   if (player.kind === "az") {
-    const s = azSearch(player);
+    const s = azSearch(player, msg.size);
     const evaluationsBefore = net.evaluations;
     const result = s.search(msg.moves, player.playouts, (partial) => {
       postMessage({ type: "progress", id: msg.id, value: partial.value, playouts: partial.playouts });
@@ -39,15 +40,15 @@ function move(msg) {
       visits: Array.from(result.visits), ms: performance.now() - started });
     return;
   }
-  const board = G.Board.fromMoves(msg.moves, meta.width, meta.height, meta.n_in_row);
+  const board = G.Board.fromMoves(msg.moves, msg.size, msg.size, meta.n_in_row);
   const chosen = G.makeClassicalPlayer(player.kind, player.depth).getAction(board);
   postMessage({ type: "result", id: msg.id, move: chosen, value: null, ms: performance.now() - started });
 }
 
 function evaluate(msg) {
-  const board = G.Board.fromMoves(msg.moves, meta.width, meta.height, meta.n_in_row);
+  const board = G.Board.fromMoves(msg.moves, msg.size, msg.size, meta.n_in_row);
   const planes = G.planesOf(board.cells, board.size, board.currentPlayer, board.lastMove);
-  postMessage({ type: "evaluation", id: msg.id, value: net.forward(planes).value });
+  postMessage({ type: "evaluation", id: msg.id, value: net.forward(planes, msg.size, msg.size).value });
 }
 
 self.onmessage = async (event) => {
@@ -58,7 +59,8 @@ self.onmessage = async (event) => {
       net = loaded.net;
       meta = loaded.meta;
       postMessage({ type: "ready", model: { source: meta.source, iteration: meta.iteration, games: meta.games,
-        parameters: meta.parameters, width: meta.width, height: meta.height, search: meta.search } });
+        parameters: meta.parameters, width: meta.width, height: meta.height, head: net.head, sizes: net.sizes,
+        search: meta.search } });
     } else if (msg.type === "move") {
       move(msg);
     } else if (msg.type === "evaluate") {
