@@ -136,7 +136,7 @@ def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float
             message = f"{message.replace('player spec', 'AI spec')}{VALID_FORMS}\n{AI_SPECS_HELP}"
         raise SetupError(message) from error
     config = getattr(player, "net_config", None)
-    if config is not None and (config.width, config.height) != (size, size):
+    if config is not None and not config.plays(size, size):
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
