@@ -85,11 +85,11 @@ def random_planes(config: NetConfig, batch: int, rng: np.random.Generator,
     """Plausible input planes: random positions with 0..H*W-1 stones, the colours alternating,
     on the config's board or on ``size`` = (width, height)."""
     width, height = size or (config.width, config.height)
-    size = width * height
-    planes = np.zeros((batch, IN_PLANES, size), dtype=np.float32)
+    points = width * height
+    planes = np.zeros((batch, IN_PLANES, points), dtype=np.float32)
     for i in range(batch):
-        n_moves = int(rng.integers(0, size))
-        moves = rng.permutation(size)[:n_moves]
+        n_moves = int(rng.integers(0, points))
+        moves = rng.permutation(points)[:n_moves]
         to_move_is_first = n_moves % 2 == 0
         first, second = moves[0::2], moves[1::2]
         own, theirs = (first, second) if to_move_is_first else (second, first)

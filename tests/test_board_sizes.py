@@ -202,3 +202,20 @@ def test_engine_plays_15x15_with_a_pooled_model_and_refuses_it_with_an_fc_one(tm
     for line in ("START 15", "START 20"):
         engine.handle_line(line)
         assert answers()[-1].startswith("ERROR board") and "plays 9x9 only" in answers()[-1]
+
+
+def test_the_15x15_config_loads_with_the_pooled_heads():
+    config = load_config("configs/15x15.yaml")
+    assert (config.board.width, config.board.height, config.net.head) == (15, 15, "pooled")
+    assert "minimax:2" in config.eval.opponents
+
+
+def test_a_run_from_before_net_head_resumes(tmp_path):
+    """Checkpoints written before the key hold no net_config["head"]: they are fc nets and resume."""
+    config = load_config("configs/smoke.yaml", ["search.n_playout=8", "train.game_batch_num=4", "eval.check_freq=100"])
+    TrainPipeline(config, tmp_path, device="cpu", progress=False).run()
+    payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    del payload["net_config"]["head"]
+    torch.save(payload, tmp_path / "checkpoint.pt")
+    resumed = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False)
+    assert resumed.iteration == 1 and resumed.net_config.head == "fc"

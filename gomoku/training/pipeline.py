@@ -403,7 +403,8 @@ class TrainPipeline:
         first_eval = (self.games_played // c.eval.check_freq + 1) * c.eval.check_freq
         return [f"run directory: {self.run_dir} ({state})",
                 f"config: {given}",
-                f"board: {b.width}x{b.height}, {b.n_in_row} in a row; net {c.net.arch}; "
+                f"board: {b.width}x{b.height}, {b.n_in_row} in a row; net {c.net.arch}"
+                f"{', pooled heads (plays any board size)' if c.net.head == 'pooled' else ''}; "
                 f"{c.search.n_playout} playouts a move",
                 f"training on {self.device}; self-play: {selfplay_description(c, self.device)}",
                 f"stops at {target.describe()}; Ctrl-C stops it too (the finished iterations are saved; "
