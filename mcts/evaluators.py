@@ -143,7 +143,8 @@ class CachedEvaluator:
         # The planes are 0/1 (``Board.current_state``): one bit each, then one bit per move of the mask.
         bits = np.concatenate([planes.reshape(batch, -1) > 0, legal], axis=1)
         packed = np.packbits(bits, axis=1)
-        keys = [row.tobytes() for row in packed]
+        board = bytes(planes.shape[2:])  # (height, width): a 6x10 and a 10x6 board have as many bits
+        keys = [board + row.tobytes() for row in packed]
         found = [self._memory.get(key) for key in keys]
         missing = [i for i, hit in enumerate(found) if hit is None]
         self.hits += batch - len(missing)

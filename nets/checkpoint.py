@@ -192,16 +192,17 @@ def _check_shapes(config: NetConfig, weights: dict, source: str) -> None:
 
 def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None,
                         path: str | os.PathLike | None = None) -> nn.Module:
-    """Build the net a checkpoint describes, once its weights fit it; check the board size when
-    one is given. ``path`` names the file in the errors."""
+    """Build the net a checkpoint describes, once its weights fit it; check that it plays the
+    board size when one is given (an fc net only its own, a pooled net any; ``NetConfig.plays``).
+    ``path`` names the file in the errors."""
     source = str(path) if path is not None else "checkpoint"
     try:
         config = NetConfig(**payload["net_config"])
     except (KeyError, TypeError, ValueError) as error:
         raise CheckpointError(f"{source} has no valid net_config: {first_line(error)}") from error
-    if (width is not None and width != config.width) or (height is not None and height != config.height):
-        raise CheckpointError(f"{source} is for a {config.width}x{config.height} board, "
-                              f"not {width}x{height}")
+    if (width, height) != (None, None) and not config.plays(width or config.width, height or config.height):
+        raise CheckpointError(f"{source} is for {config.sizes_played()}, "
+                              f"not {width or config.width}x{height or config.height}")
     _check_shapes(config, payload["model"], source)
     net = build_net(config)
     try:

@@ -4,6 +4,13 @@
 input 4 planes; conv3x3 4->32, 32->64, 64->128 with ReLU; policy head conv1x1 128->4, ReLU,
 FC 4*H*W -> H*W, log-softmax; value head conv1x1 128->2, ReLU, FC 2*H*W -> 64, ReLU, FC 64 -> 1,
 tanh (131,132 parameters on 9x9). ``resnet`` is an optional small residual tower with the same heads.
+
+Either trunk takes either head (``NetConfig.head``): ``fc``, the fully connected heads above, sized
+for one board (the default: every model before the key existed has them), or ``pooled``, which
+plays any board from MIN_POOLED_SIDE to MAX_BOARD_SIDE with one set of weights: policy conv1x1
+C->32, ReLU, conv1x1 32->1, one logit per point, log-softmax; value conv1x1 C->32, ReLU, the
+global average and the global max of each channel over the board (64 features, as KataGo pools),
+FC 64->64, ReLU, FC 64->1, tanh. A pooled model's width and height are those it was trained on.
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ from torch import nn
 
 IN_PLANES = 4
 ARCHITECTURES = ("conv3", "resnet")
+HEADS = ("fc", "pooled")  # fc: sized for width x height; pooled: any board (see the module docstring)
+POOLED_CHANNELS = 32  # the pooled heads' 1x1 convolutions
+POOLED_HIDDEN = 64  # the pooled value head's hidden layer
+MIN_POOLED_SIDE = 5  # the smallest board a pooled net plays (five in a row needs five points)
 # Upper bounds of a NetConfig: far above any net trained here (conv3; resnet 64x4), low enough
 # that a config (or a model file declaring one) cannot ask for more than ~0.8 GB of weights.
 MAX_BOARD_SIDE = 32  # the pbrain protocol's largest board
@@ -30,10 +41,13 @@ class NetConfig:
     arch: str = "conv3"
     channels: int = 64  # resnet only
     blocks: int = 4  # resnet only
+    head: str = "fc"  # fc (one board size) or pooled (any size); HEADS
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHITECTURES:
             raise ValueError(f"net.arch must be one of {ARCHITECTURES}, got {self.arch!r}")
+        if self.head not in HEADS:
+            raise ValueError(f"net.head must be one of {HEADS}, got {self.head!r}")
         for name, top in (("width", MAX_BOARD_SIDE), ("height", MAX_BOARD_SIDE), ("channels", MAX_CHANNELS),
                           ("blocks", MAX_BLOCKS)):
             value = getattr(self, name)
@@ -42,6 +56,19 @@ class NetConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def plays(self, width: int, height: int) -> bool:
+        """Whether a net of this config plays a ``width`` x ``height`` board: an fc net only its
+        own size, a pooled net that and any size from MIN_POOLED_SIDE to MAX_BOARD_SIDE."""
+        if (width, height) == (self.width, self.height):
+            return True
+        return self.head == "pooled" and all(MIN_POOLED_SIDE <= side <= MAX_BOARD_SIDE for side in (width, height))
+
+    def sizes_played(self) -> str:
+        """The boards it plays, in words for an error: "a 9x9 board", "boards from 5x5 to 32x32"."""
+        if self.head == "fc":
+            return f"a {self.width}x{self.height} board"
+        return f"boards from {MIN_POOLED_SIDE}x{MIN_POOLED_SIDE} to {MAX_BOARD_SIDE}x{MAX_BOARD_SIDE}"
 
 
 class _Heads(nn.Module):
@@ -62,6 +89,30 @@ class _Heads(nn.Module):
         return log_policy, value.squeeze(1)
 
 
+class _PooledHeads(nn.Module):
+    """Heads for any board size: a logit per point, the value from pooled board features."""
+
+    def __init__(self, trunk_channels: int):
+        super().__init__()
+        self.policy_conv = nn.Conv2d(trunk_channels, POOLED_CHANNELS, kernel_size=1)
+        self.policy_out = nn.Conv2d(POOLED_CHANNELS, 1, kernel_size=1)
+        self.value_conv = nn.Conv2d(trunk_channels, POOLED_CHANNELS, kernel_size=1)
+        self.value_fc1 = nn.Linear(2 * POOLED_CHANNELS, POOLED_HIDDEN)
+        self.value_fc2 = nn.Linear(POOLED_HIDDEN, 1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        p = self.policy_out(F.relu(self.policy_conv(x))).flatten(1)  # [B, H*W], move = row * W + col
+        log_policy = F.log_softmax(p, dim=1)
+        v = F.relu(self.value_conv(x))
+        pooled = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(pooled))))
+        return log_policy, value.squeeze(1)
+
+
+def build_heads(config: NetConfig, trunk_channels: int) -> nn.Module:
+    return _Heads(trunk_channels, config.width, config.height) if config.head == "fc" else _PooledHeads(trunk_channels)
+
+
 class Conv3Net(nn.Module):
     def __init__(self, config: NetConfig):
         super().__init__()
@@ -69,7 +120,7 @@ class Conv3Net(nn.Module):
         self.conv1 = nn.Conv2d(IN_PLANES, 32, kernel_size=3, padding=1)
         self.conv2 = nn.Conv2d(32, 64, kernel_size=3, padding=1)
         self.conv3 = nn.Conv2d(64, 128, kernel_size=3, padding=1)
-        self.heads = _Heads(128, config.width, config.height)
+        self.heads = build_heads(config, 128)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x: [B, 4, H, W] -> (log-probabilities [B, H*W], values [B] in [-1, 1])."""
@@ -99,7 +150,7 @@ class ResNet(nn.Module):
         self.stem = nn.Sequential(nn.Conv2d(IN_PLANES, config.channels, 3, padding=1, bias=False),
                                   nn.BatchNorm2d(config.channels), nn.ReLU())
         self.tower = nn.Sequential(*[_ResBlock(config.channels) for _ in range(config.blocks)])
-        self.heads = _Heads(config.channels, config.width, config.height)
+        self.heads = build_heads(config, config.channels)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.heads(self.tower(self.stem(x)))

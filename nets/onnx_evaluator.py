@@ -13,7 +13,8 @@ import numpy as np
 
 from nets.evaluator import legal_priors
 from nets.model import NetConfig, subnormals_as_zero
-from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, check_finite, onnx_session, read_n_in_row, read_net_config
+from nets.onnx_export import (INPUT_NAME, OUTPUT_NAMES, OnnxExportError, check_finite, onnx_session, read_n_in_row,
+                              read_net_config)
 
 
 class OnnxEvaluator:
@@ -29,9 +30,16 @@ class OnnxEvaluator:
         self.config: NetConfig | None = read_net_config(model)
         self.n_in_row: int | None = read_n_in_row(model)  # the rule it was trained for, if recorded
         self.session = onnx_session(model, threads)
-        shape = self.session.get_inputs()[0].shape  # [batch, 4, H, W]; batch is symbolic
-        self.height, self.width = (int(n) for n in shape[2:4]) if self.config is None else (
-            self.config.height, self.config.width)
+        # The board it was made for: its config's (a pooled net plays others too: config.plays),
+        # else the input's fixed [batch, 4, H, W] shape.
+        if self.config is not None:
+            self.height, self.width = self.config.height, self.config.width
+        else:
+            shape = self.session.get_inputs()[0].shape  # batch is symbolic
+            if not all(isinstance(n, int) for n in shape[2:4]):
+                raise OnnxExportError(f"{self.source} records no net config and its board size is not fixed "
+                                      f"({shape[2]}x{shape[3]}): export it with scripts/export_onnx.py")
+            self.height, self.width = (int(n) for n in shape[2:4])
 
     def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subnormals_as_zero()  # onnxruntime runs a 1-thread session on this thread

@@ -1,6 +1,7 @@
 """Export a policy-value net to ONNX and check the export against torch.
 
-The ONNX graph has one input and two outputs, with a dynamic batch dimension:
+The ONNX graph has one input and two outputs, with a dynamic batch dimension (and, for a net with
+the pooled heads, which plays any board size, dynamic H and W: one file runs on 9x9 and 15x15):
 
     planes      float32 [B, 4, H, W]   the planes of ``Board.current_state()``
     log_policy  float32 [B, H*W]       log-probabilities over moves (``move = row * W + col``)
@@ -37,6 +38,7 @@ DEFAULT_OPSET = 17
 OPSETS = range(7, 21)  # what the legacy (TorchScript) exporter writes and onnxruntime runs for these nets
 CHECK_BATCH_SIZES = (1, 37)
 CHECK_TOLERANCE = 1e-4  # float32 noise between two runtimes is ~1e-6; anything near this is a bug
+CHECK_OTHER_SIDES = (9, 15)  # a pooled net is also checked on these square boards (beside its own)
 
 
 class OnnxCheckError(RuntimeError):
@@ -59,13 +61,15 @@ class CheckReport:
     max_log_policy_diff: float
     max_value_diff: float
     tolerance: float
+    sizes: tuple[tuple[int, int], ...] = ()  # the (width, height) boards checked
 
     @property
     def ok(self) -> bool:
         return self.max_log_policy_diff <= self.tolerance and self.max_value_diff <= self.tolerance
 
     def __str__(self) -> str:
-        return (f"batch sizes {list(self.batch_sizes)}: max |diff| log-policy {self.max_log_policy_diff:.2e}, "
+        boards = f" on {', '.join(f'{w}x{h}' for w, h in self.sizes)}" if self.sizes else ""
+        return (f"batch sizes {list(self.batch_sizes)}{boards}: max |diff| log-policy {self.max_log_policy_diff:.2e}, "
                 f"value {self.max_value_diff:.2e} (tolerance {self.tolerance:.0e})")
 
 
@@ -76,13 +80,16 @@ def require(module: str) -> None:
                           "(both are dependencies of the package: pip install -e .)")
 
 
-def random_planes(config: NetConfig, batch: int, rng: np.random.Generator) -> np.ndarray:
-    """Plausible input planes: random positions with 0..H*W-1 stones, the colours alternating."""
-    size = config.width * config.height
-    planes = np.zeros((batch, IN_PLANES, size), dtype=np.float32)
+def random_planes(config: NetConfig, batch: int, rng: np.random.Generator,
+                  size: tuple[int, int] | None = None) -> np.ndarray:
+    """Plausible input planes: random positions with 0..H*W-1 stones, the colours alternating,
+    on the config's board or on ``size`` = (width, height)."""
+    width, height = size or (config.width, config.height)
+    points = width * height
+    planes = np.zeros((batch, IN_PLANES, points), dtype=np.float32)
     for i in range(batch):
-        n_moves = int(rng.integers(0, size))
-        moves = rng.permutation(size)[:n_moves]
+        n_moves = int(rng.integers(0, points))
+        moves = rng.permutation(points)[:n_moves]
         to_move_is_first = n_moves % 2 == 0
         first, second = moves[0::2], moves[1::2]
         own, theirs = (first, second) if to_move_is_first else (second, first)
@@ -91,7 +98,15 @@ def random_planes(config: NetConfig, batch: int, rng: np.random.Generator) -> np
         if n_moves:
             planes[i, 2, moves[-1]] = 1.0
         planes[i, 3] = float(to_move_is_first)
-    return planes.reshape(batch, IN_PLANES, config.height, config.width)
+    return planes.reshape(batch, IN_PLANES, height, width)
+
+
+def check_sizes(config: NetConfig) -> tuple[tuple[int, int], ...]:
+    """The (width, height) boards an export of a net is checked on: its own, and for a net that
+    plays any size CHECK_OTHER_SIDES too."""
+    own = (config.width, config.height)
+    others = [(side, side) for side in CHECK_OTHER_SIDES if config.head != "fc" and (side, side) != own]
+    return (own, *others)
 
 
 def _exporter(choice: str) -> str:
@@ -130,7 +145,7 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
         try:
             program = torch.onnx.export(net, (example,), dynamo=True, opset_version=opset,
                                         input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
-                                        dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+                                        dynamic_shapes={"x": _dynamic_dims(config)})
             model = program.model_proto
         except Exception as error:
             if exporter != "auto":
@@ -143,8 +158,7 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
             warnings.simplefilter("ignore", FutureWarning)
             torch.onnx.export(net, (example,), buffer, dynamo=False, opset_version=opset,
                               input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
-                              dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAMES[0]: {0: "batch"},
-                                            OUTPUT_NAMES[1]: {0: "batch"}})
+                              dynamic_axes=_dynamic_axes(config))
         model = onnx.load_model_from_string(buffer.getvalue())
     del model.metadata_props[:]
     entry = model.metadata_props.add()
@@ -155,6 +169,25 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
     model.producer_name = "gomoku-zero"
     onnx.checker.check_model(model)
     return model.SerializeToString()
+
+
+def _dynamic_axes(config: NetConfig) -> dict:
+    """The legacy exporter's dynamic axes: the batch, and a pooled net's board (H, W, H*W)."""
+    if config.head == "fc":
+        return {INPUT_NAME: {0: "batch"}, OUTPUT_NAMES[0]: {0: "batch"}, OUTPUT_NAMES[1]: {0: "batch"}}
+    return {INPUT_NAME: {0: "batch", 2: "height", 3: "width"}, OUTPUT_NAMES[0]: {0: "batch", 1: "moves"},
+            OUTPUT_NAMES[1]: {0: "batch"}}
+
+
+def _dynamic_dims(config: NetConfig) -> dict:
+    """The dynamo exporter's dynamic dimensions of the input, as ``_dynamic_axes``."""
+    from nets.model import MAX_BOARD_SIDE, MIN_POOLED_SIDE
+
+    dims = {0: torch.export.Dim("batch")}
+    if config.head != "fc":
+        dims[2] = torch.export.Dim("height", min=MIN_POOLED_SIDE, max=MAX_BOARD_SIDE)
+        dims[3] = torch.export.Dim("width", min=MIN_POOLED_SIDE, max=MAX_BOARD_SIDE)
+    return dims
 
 
 def export_onnx(net: nn.Module, path: str | os.PathLike, opset: int = DEFAULT_OPSET,
@@ -266,25 +299,31 @@ def onnx_session(model: str | os.PathLike | bytes, threads: int = 1):
 
 def check_onnx(net: nn.Module, model: str | os.PathLike | bytes, batch_sizes=CHECK_BATCH_SIZES,
                tolerance: float = CHECK_TOLERANCE, seed: int = 0) -> CheckReport:
-    """Compare the exported model (a path or the serialised bytes) with ``net`` on random boards;
-    raise OnnxCheckError past ``tolerance``. A NaN or infinity on either side fails the check."""
+    """Compare the exported model (a path or the serialised bytes) with ``net`` on random boards
+    (of each of ``check_sizes``); raise OnnxCheckError past ``tolerance``. A NaN or infinity on either side fails the check."""
     if not batch_sizes or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in batch_sizes):
         raise ValueError(f"the check's batch sizes must be positive integers, got {list(batch_sizes)}")
     session = onnx_session(model)
     net = net.to("cpu").eval()
     rng = np.random.default_rng(seed)
     policy_diffs, value_diffs = [], []
-    for batch in batch_sizes:
-        planes = random_planes(net.config, batch, rng)
-        with torch.inference_mode():
-            log_policy, value = (t.numpy() for t in net(torch.from_numpy(planes)))
-        onnx_log_policy, onnx_value = session.run(list(OUTPUT_NAMES), {INPUT_NAME: planes})
-        if onnx_log_policy.shape != log_policy.shape or onnx_value.shape != value.shape:
-            raise OnnxCheckError(f"batch {batch}: ONNX output shapes {onnx_log_policy.shape}, {onnx_value.shape} "
-                                 f"differ from torch's {log_policy.shape}, {value.shape}")
-        policy_diffs.append(_max_abs_diff(onnx_log_policy, log_policy))
-        value_diffs.append(_max_abs_diff(onnx_value, value))
-    report = CheckReport(tuple(batch_sizes), max(policy_diffs), max(value_diffs), tolerance)
+    for size in check_sizes(net.config):
+        for batch in batch_sizes:
+            planes = random_planes(net.config, batch, rng, size)
+            with torch.inference_mode():
+                log_policy, value = (t.numpy() for t in net(torch.from_numpy(planes)))
+            try:
+                onnx_log_policy, onnx_value = session.run(list(OUTPUT_NAMES), {INPUT_NAME: planes})
+            except Exception as error:  # onnxruntime's own types: e.g. a board size the graph fixed
+                raise OnnxCheckError(f"{_name(model)} cannot run a batch of {batch} on {size[0]}x{size[1]}: "
+                                     f"{first_line(error)}") from error
+            if onnx_log_policy.shape != log_policy.shape or onnx_value.shape != value.shape:
+                raise OnnxCheckError(f"batch {batch}: ONNX output shapes {onnx_log_policy.shape}, "
+                                     f"{onnx_value.shape} differ from torch's {log_policy.shape}, {value.shape}")
+            policy_diffs.append(_max_abs_diff(onnx_log_policy, log_policy))
+            value_diffs.append(_max_abs_diff(onnx_value, value))
+    report = CheckReport(tuple(batch_sizes), max(policy_diffs), max(value_diffs), tolerance,
+                         check_sizes(net.config))
     if not report.ok:
         raise OnnxCheckError(f"{_name(model)} does not match the torch net: {report}")
     return report

@@ -469,33 +469,22 @@ def test_the_board_comes_from_the_model_and_the_default_model_from_the_board(mak
 
 def test_a_net_that_plays_any_size_is_accepted_on_any_board(make_app):
     """Issue 29: a net whose config ``plays`` a size (pooled heads) plays it; one that does not is refused."""
-    from dataclasses import dataclass
-
     from gomoku.players import Player
-    from gomoku.ui.ai import check_opponent, config_plays
-
-    @dataclass(frozen=True)
-    class PooledConfig:  # the part of nets.NetConfig the window reads
-        width: int = 9
-        height: int = 9
-        top: int = 20
-
-        def plays(self, width, height):
-            return 5 <= width <= self.top and 5 <= height <= self.top
+    from gomoku.ui.ai import check_opponent
+    from nets import NetConfig
 
     class Net(Player):
         name = "pooled"
-        net_config = PooledConfig()
+        net_config = NetConfig(head="pooled")
 
         def get_action(self, board):
             return board.availables[0]
 
-    assert config_plays(PooledConfig(), 15) and not config_plays(PooledConfig(), 21)
     app = make_app(Net(), size=15)
     assert app.session.size == 15
     click(app, app.board.width * 7 + 7)
     assert app.run_until_idle(5) and app.board.moves == [112, 0]
-    wide = Net()
-    wide.net_config = PooledConfig(top=15)
+    fixed = Net()
+    fixed.net_config = NetConfig()  # fully connected heads: its own 9x9 board only
     with pytest.raises(SetupError, match="is for a 9x9 board, not 20x20"):
-        check_opponent(wide, "az:pooled.pt:1", 20)
+        check_opponent(fixed, "az:fc.pt:1", 20)

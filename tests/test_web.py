@@ -433,51 +433,14 @@ def test_page_alphazero_moves_in_the_worker(site):
 
 # ---------------------------------------------------------------------------- any board size (issue 29)
 def _pooled_net(width: int, seed: int = 0):
-    """A conv3 net with pooled heads trained (here: initialised) on a width x width board: nets'
-    own when NetConfig has ``head``, else a stand-in with exactly the heads of issue 29 (policy:
-    conv1x1 128->32, ReLU, conv1x1 32->1; value: conv1x1 128->32, ReLU, global average and max
-    pooling, FC 64->64, ReLU, FC 64->1, tanh)."""
+    """A conv3 net with pooled heads trained (here: initialised) on a width x width board."""
     import torch
-    from torch import nn
-    from torch.nn import functional as F
 
     from nets import NetConfig, build_net
 
-    if "head" in {f.name for f in dataclasses.fields(NetConfig)}:
-        def make():
-            return build_net(NetConfig(width=width, height=width, head="pooled"))
-    else:
-        @dataclasses.dataclass(frozen=True)
-        class Config:
-            width: int
-            height: int
-            arch: str = "conv3"
-            head: str = "pooled"
-
-            def plays(self, w, h):
-                return 5 <= w <= 32 and 5 <= h <= 32
-
-        class Pooled(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.config = Config(width, width)
-                self.conv1, self.conv2, self.conv3 = nn.Conv2d(4, 32, 3, padding=1), nn.Conv2d(32, 64, 3, padding=1), \
-                    nn.Conv2d(64, 128, 3, padding=1)
-                self.policy_conv1, self.policy_conv2 = nn.Conv2d(128, 32, 1), nn.Conv2d(32, 1, 1)
-                self.value_conv = nn.Conv2d(128, 32, 1)
-                self.value_fc1, self.value_fc2 = nn.Linear(64, 64), nn.Linear(64, 1)
-
-            def forward(self, x):
-                x = F.relu(self.conv3(F.relu(self.conv2(F.relu(self.conv1(x))))))
-                log_policy = F.log_softmax(self.policy_conv2(F.relu(self.policy_conv1(x))).flatten(1), dim=1)
-                v = F.relu(self.value_conv(x))
-                v = torch.cat([v.mean(dim=(2, 3)), v.amax(dim=(2, 3))], dim=1)
-                return log_policy, torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)
-
-        make = Pooled
     with torch.random.fork_rng():  # seeded weights; the global generator is left as it was
         torch.manual_seed(seed)
-        net = make()
+        net = build_net(NetConfig(width=width, height=width, head="pooled"))
     with torch.no_grad():  # larger than the initial weights, so that no ReLU layer is all zero
         for parameter in net.parameters():
             parameter.mul_(2.0)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from gomoku.game.board import Board
-from gomoku.pbrain.protocol import N_IN_ROW, ProtocolError
+from gomoku.pbrain.protocol import MAX_SIZE, MIN_SIZE, N_IN_ROW, ProtocolError
 from gomoku.players import SHIPPED_MODEL
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,17 @@ class Loaded:
             analyse(Board(width, height, N_IN_ROW), should_stop=lambda: True)
         except Exception:  # the real move will meet the same problem and report it
             log.debug("warm-up search failed", exc_info=True)
+
+
+def net_sizes(config, fixed: tuple[int, int] | None = None) -> tuple[tuple[int, int], ...] | None:
+    """The protocol's board sizes (width, height) a net of ``config`` (a ``nets.NetConfig``) plays:
+    None when it plays all of them (a pooled net), else those it does (an fc net: its own).
+    ``fixed``: the size of an exported net that records no config."""
+    if config is None:
+        return (fixed,)
+    sides = range(MIN_SIZE, MAX_SIZE + 1)
+    sizes = tuple((width, height) for width in sides for height in sides if config.plays(width, height))
+    return None if len(sizes) == len(sides) ** 2 else sizes
 
 
 def limit_threads(threads: int) -> None:
@@ -167,7 +178,7 @@ class Players:
             raise ProtocolError(f"cannot load player {spec!r}: {error}") from error
         limit_threads(self.options.threads)  # torch may have been imported just now
         config = getattr(player, "net_config", None)
-        sizes = None if config is None else ((config.width, config.height),)
+        sizes = None if config is None else net_sizes(config)
         return Loaded(player, getattr(player, "name", spec), sizes, n_in_row=getattr(player, "n_in_row", None))
 
     def load_model(self, path: Path) -> Loaded:
@@ -189,8 +200,7 @@ class Players:
             raise ProtocolError(f"cannot load {path}: {error}") from error
         limit_threads(self.options.threads)  # torch was imported just now
         player.name = f"az:{path} (torch)"
-        config = player.net_config
-        return Loaded(player, player.name, ((config.width, config.height),), n_in_row=player.n_in_row,
+        return Loaded(player, player.name, net_sizes(player.net_config), n_in_row=player.n_in_row,
                       untimed_playouts=playouts or AZ_PLAYOUTS)
 
     def _load_onnx(self, path: Path, playouts: int | None) -> Loaded | None:
@@ -214,8 +224,8 @@ class Players:
                                  name=f"az:{path}" + (f":{playouts}" if playouts else "") + " (onnxruntime)",
                                  leaves_per_step=self.options.leaves, cache_entries=self.options.cache)
         player.net_config = loaded.config
-        return Loaded(player, player.name, ((evaluator.width, evaluator.height),), n_in_row=loaded.n_in_row,
-                      untimed_playouts=playouts or AZ_PLAYOUTS)
+        return Loaded(player, player.name, net_sizes(loaded.config, (evaluator.width, evaluator.height)),
+                      n_in_row=loaded.n_in_row, untimed_playouts=playouts or AZ_PLAYOUTS)
 
 
 def remove_exports() -> None:

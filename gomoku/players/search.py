@@ -224,7 +224,7 @@ class AlphaZeroPlayer(SearchPlayer):
         config = SearchConfig.of(settings, noise=False, reuse_tree=True)
         config = replace(config, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if config.vct else 0)
         self.evaluator = evaluator
-        self.net_config = None  # set when loaded from a checkpoint: the board size the net is for
+        self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
                          seconds, n_playout)
@@ -239,10 +239,11 @@ class AlphaZeroPlayer(SearchPlayer):
                    vct=settings.vct, vct_nodes=settings.vct_nodes, **kwargs)
 
     def check_board(self, board: Board) -> None:
-        """Refuse a board of another size, or another rule, than the net was trained for."""
+        """Refuse a board the net does not play (``NetConfig.plays``: an fc net only the size it
+        was trained on, a pooled net any), or a rule it was not trained for."""
         c = self.net_config
-        if c is not None and (c.width, c.height) != (board.width, board.height):
-            raise ValueError(f"{self.name}: the net is for a {c.width}x{c.height} board, "
+        if c is not None and not c.plays(board.width, board.height):
+            raise ValueError(f"{self.name}: the net is for {c.sizes_played()}, "
                              f"not {board.width}x{board.height}")
         if self.n_in_row is not None and board.n_in_row != self.n_in_row:
             raise ValueError(f"{self.name}: the net was trained for {self.n_in_row} in a row, "

@@ -61,9 +61,11 @@ class NetSection:
     arch: str = "conv3"  # conv3 (the classic 3-conv net) or resnet
     channels: int = 64  # resnet only
     blocks: int = 4  # resnet only
+    head: str = "fc"  # fc: sized for the board (the classic heads); pooled: plays any board size
 
     def validate(self, prefix: str) -> None:
         _check(self.arch in ("conv3", "resnet"), f"{prefix}.arch", "must be conv3 or resnet")
+        _check(self.head in ("fc", "pooled"), f"{prefix}.head", "must be fc or pooled")
         _check_range(self.channels, 1, MAX_CHANNELS, f"{prefix}.channels")
         _check_range(self.blocks, 1, MAX_BLOCKS, f"{prefix}.blocks")
 

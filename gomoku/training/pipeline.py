@@ -110,7 +110,8 @@ class TrainPipeline:
         if config.train.torch_threads:
             torch.set_num_threads(config.train.torch_threads)
         b = config.board
-        self.net_config = NetConfig(b.width, b.height, config.net.arch, config.net.channels, config.net.blocks)
+        n = config.net
+        self.net_config = NetConfig(b.width, b.height, n.arch, n.channels, n.blocks, n.head)
         torch.manual_seed(config.seed)  # before the net is built: its first weights come from the seed too
         self.net = build_net(self.net_config)
         self.trainer = Trainer(self.net, config.train.lr, self.device)
@@ -201,7 +202,7 @@ class TrainPipeline:
 
     def _load(self, payload: dict) -> None:
         path = self.run_dir / CHECKPOINT
-        if payload["net_config"] != self.net_config.to_dict():
+        if NetConfig(**payload["net_config"]) != self.net_config:  # (checkpoints before net.head hold no head)
             raise ValueError(f"{path} was trained with net {payload['net_config']}, the config asks for "
                              f"{self.net_config.to_dict()}")
         self.net.load_state_dict(payload["model"])
@@ -402,7 +403,8 @@ class TrainPipeline:
         first_eval = (self.games_played // c.eval.check_freq + 1) * c.eval.check_freq
         return [f"run directory: {self.run_dir} ({state})",
                 f"config: {given}",
-                f"board: {b.width}x{b.height}, {b.n_in_row} in a row; net {c.net.arch}; "
+                f"board: {b.width}x{b.height}, {b.n_in_row} in a row; net {c.net.arch}"
+                f"{', pooled heads (plays any board size)' if c.net.head == 'pooled' else ''}; "
                 f"{c.search.n_playout} playouts a move",
                 f"training on {self.device}; self-play: {selfplay_description(c, self.device)}",
                 f"stops at {target.describe()}; Ctrl-C stops it too (the finished iterations are saved; "

@@ -37,7 +37,7 @@ class WorkerNet:
         from nets import NetConfig, NetEvaluator, build_net
 
         b, n = config.board, config.net
-        self.net = build_net(NetConfig(b.width, b.height, n.arch, n.channels, n.blocks))
+        self.net = build_net(NetConfig(b.width, b.height, n.arch, n.channels, n.blocks, n.head))
         self.torch_evaluator = NetEvaluator(self.net, device)
         runtime = config.selfplay.runtime
         self.onnx = device == "cpu" and (runtime == "onnx" or (runtime == "auto" and onnx_available()))

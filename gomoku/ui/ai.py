@@ -133,21 +133,12 @@ def sized_default(default_model: Path, size: int) -> list[Path]:
     return [named] if named == default_model else [named, default_model]
 
 
-def config_plays(config, size: int) -> bool:
-    """Whether a net of ``config`` plays a size x size board.
-
-    ``NetConfig.plays`` (issue 29: nets with pooled heads play any size); a config without it has
-    fully connected heads and plays only the board it was trained for."""
-    plays = getattr(config, "plays", None)
-    return plays(size, size) if callable(plays) else (config.width, config.height) == (size, size)
-
-
 def model_plays(path: Path, size: int) -> bool:
     """Whether the model file at ``path`` plays a size x size board (False when it cannot be read)."""
     from nets import checkpoint  # torch, only when a model is asked about
 
     try:
-        return config_plays(checkpoint.net_from_checkpoint(checkpoint.load_checkpoint(path)).config, size)
+        return checkpoint.net_from_checkpoint(checkpoint.load_checkpoint(path)).config.plays(size, size)
     except (ValueError, OSError):
         return False
 
@@ -175,7 +166,7 @@ def check_opponent(player: Player, spec: str, size: int) -> Player:
     """``player`` if it plays a size x size board; a SetupError for a net that does not (another
     board size, or another rule)."""
     config = getattr(player, "net_config", None)
-    if config is not None and not config_plays(config, size):
+    if config is not None and not config.plays(size, size):
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
         raise SetupError(f"the model in {spec!r} is for a {config.width}x{config.height} board, "
                          f"not {size}x{size}{hint}")
