@@ -56,13 +56,15 @@ def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = Non
     return playouts / median_time(run, s.repeats)
 
 
-def reference_move(s: BenchSettings):
+def reference_move(s: BenchSettings, onnx: bool | None = None):
     """(playouts, one run) of ``mcts.reference`` on the evaluator ``bench_az`` uses: the classic
     implementation's search structure (a node object per position, children in a dict, a Python
-    max over them, a board copy per playout), to time side by side with ours on the same net."""
+    max over them, a board copy per playout), to time side by side with ours on the same net.
+    ``onnx=False``: on torch, one position a net call, which is how the classic implementation
+    runs (its ``policy_value_fn``)."""
     from mcts.reference import ReferenceMCTS
 
-    search = ReferenceMCTS(az_evaluator(s), n_playout=s.az_playouts, rng=np.random.default_rng(0))
+    search = ReferenceMCTS(az_evaluator(s, onnx), n_playout=s.az_playouts, rng=np.random.default_rng(0))
     return s.az_playouts, lambda: search.search(Board())
 
 
@@ -242,6 +244,8 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
     "az_mcts_playouts_per_s_torch_leaves8": lambda s: az_move(s, 8, onnx=False),
     # The same search structure as the classic, on our net and runtime, in this sitting.
     "az_reference_playouts_per_s": reference_move,
+    # The classic implementation as it runs: that structure on torch, one leaf a call.
+    "az_classic_playouts_per_s": lambda s: reference_move(s, onnx=False),
     # A game's searches (tree kept), as the engine plays them: the levers one by one.
     "az_game_playouts_per_s": lambda s: az_game(s),
     "az_game_playouts_per_s_cached": lambda s: az_game(s, cache=True),
@@ -253,8 +257,9 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
 def run_search(s: BenchSettings, log=print) -> dict:
     """The search figures (``SEARCH_FIGURES``) timed side by side: after one warm-up run each,
     ``repeats`` rounds that run every figure once in turn (so a change of the machine's load hits
-    them alike), the median per figure; and their ratios to the classic's search structure timed
-    beside them and to the classic implementation's published figure. The headline is the exact
+    them alike), the median per figure; and their ratios to the classic's search structure on our
+    runtime and to the classic implementation as it runs (that structure on torch, one leaf a
+    call), both timed beside them, and to the classic implementation's published figure. The headline is the exact
     search (one leaf, one thread) on the default runtime (onnxruntime on a CPU when installed), as
     evaluate.py plays it; "_window" is the play window's search (players.WINDOW_LEAVES leaves a
     call, WINDOW_THREADS threads); "az_game_*" the engine's."""
@@ -277,6 +282,11 @@ def run_search(s: BenchSettings, log=print) -> dict:
                                        if key.startswith(("az_mcts", "az_game"))}
     for key, ratio in results["speedup_vs_reference"].items():
         log(f"{key:36s} {ratio:10.1f}x the classic's search structure, side by side")
+    classic_here = results["az_classic_playouts_per_s"]
+    results["speedup_vs_classic_here"] = {key: value / classic_here for key, value in results.items()
+                                          if key.startswith(("az_mcts", "az_game"))}
+    for key, ratio in results["speedup_vs_classic_here"].items():
+        log(f"{key:36s} {ratio:10.1f}x the classic implementation (its structure on torch), side by side")
     classic = CLASSIC["az_mcts_playouts_per_s"]
     results["search_speedup_vs_classic"] = {key: value / classic for key, value in results.items()
                                             if key.startswith(("az_mcts", "az_game"))}
