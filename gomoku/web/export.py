@@ -2,9 +2,11 @@
 
 The site is plain files (no build step, no server code): ``index.html``, ``style.css``, the
 scripts of ``static/`` (rules, net, search, players, the Web Worker and the page), ``model.json``
-(the net's config, its heads: "fc" for one board or "pooled" for any, the board sizes the page
-offers, where each tensor lies in ``weights.bin``, its shape in torch's own layout, and the
-search defaults) and ``weights.bin`` (little-endian float32). Any
+(the net's config, its trunk: "conv3", or "resnet" with its channels and blocks, its heads: "fc"
+for one board or "pooled" for any, the board sizes the page offers, where each tensor lies in
+``weights.bin``, its shape in torch's own layout, and the search defaults) and ``weights.bin``
+(little-endian float32). A residual tower's BatchNorm layers are folded into the convolutions
+before them (``page_tensors``), so the page runs only convolutions with biases, ReLU and adds. Any
 static file host serves it: ``python -m http.server --bind 127.0.0.1``, GitHub Pages, a bucket.
 """
 
@@ -19,13 +21,16 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = ("index.html", "style.css", "game.js", "net.js", "search.js", "threats.js", "players.js",
                 "alphabeta.js", "worker.js", "app.js")
 WEB_FORMAT = "gomoku-zero-web/1"
-SUPPORTED_ARCH = "conv3"
+SUPPORTED_ARCHS = ("conv3", "resnet")  # nets/model.py's trunks; net.js runs both
 SUPPORTED_SIZE = (9, 9)  # the board of a net with fully connected heads; n_in_row is 5
 N_IN_ROW = 5
 FC_HEAD, POOLED_HEAD = "fc", "pooled"  # NetConfig.head: fully connected (one board), pooled (any board)
 PAGE_SIZES = (9, 15)  # the boards the page offers a pooled net, with the one it was trained on
-# The page's names of a pooled conv3 net's tensors (``pooled_tensors``; net.js reads these).
-PAGE_TRUNK = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "conv3.weight", "conv3.bias")
+# The page's names of the tensors (``page_tensors``; net.js reads these): the trunk's 3x3
+# convolutions, each a weight and a bias ("conv1".."conv3" for conv3, torch's own names; "stem",
+# "blocks.I.conv1", "blocks.I.conv2" for a residual tower, BatchNorm folded in), then the heads:
+# torch's names for "fc" heads, these for "pooled" ones.
+CONV3_TRUNK = ("conv1", "conv2", "conv3")
 PAGE_POLICY = ("policy1.weight", "policy1.bias", "policy2.weight", "policy2.bias")
 PAGE_VALUE = ("value_conv.weight", "value_conv.bias", "value_fc1.weight", "value_fc1.bias",
               "value_fc2.weight", "value_fc2.bias")
@@ -80,31 +85,33 @@ def net_payload(net, n_in_row: int = N_IN_ROW, source: str = "", iteration: int 
     ExportError (without the file's name) for a net the page cannot run."""
     config = net.config
     head = getattr(config, "head", FC_HEAD)  # NetConfig.head (issue 29); nets before it are "fc"
-    if config.arch != SUPPORTED_ARCH:
-        raise ExportError(f"the page runs only the {SUPPORTED_ARCH!r} net, this model is {config.arch!r}")
+    if config.arch not in SUPPORTED_ARCHS:
+        raise ExportError(f"the page runs the {' and '.join(map(repr, SUPPORTED_ARCHS))} nets, "
+                          f"this model is {config.arch!r}")
     if n_in_row != N_IN_ROW:
         raise ExportError(f"it was trained for {n_in_row} in a row, the page plays {N_IN_ROW} in a row only")
     if head == FC_HEAD:
         if (config.width, config.height) != SUPPORTED_SIZE:
             raise ExportError(f"it is for a {config.width}x{config.height} board, "
                               f"the page plays {SUPPORTED_SIZE[0]}x{SUPPORTED_SIZE[1]} only")
-        tensors = net.state_dict()  # the page reads torch's own names
         sizes = [config.width]
     elif head == POOLED_HEAD:
-        tensors = pooled_tensors(net.state_dict())
         sizes = sorted(size for size in {*PAGE_SIZES, config.width} if config.plays(size, size)
                        and config.width == config.height)
     else:
         raise ExportError(f"the page runs the {FC_HEAD!r} and {POOLED_HEAD!r} heads, this model has {head!r}")
     layout, chunks, offset = {}, [], 0
-    for name, tensor in tensors.items():
+    for name, tensor in page_tensors(net).items():
         array = tensor.detach().cpu().numpy().astype("<f4", copy=False)
         layout[name] = {"shape": list(array.shape), "offset": offset}
         chunks.append(array.ravel().tobytes())
         offset += array.size
+    # conv3's trunk is fixed (32, 64, 128 channels); a residual tower's is recorded (net.js reads it)
+    trunk = {"channels": config.channels, "blocks": config.blocks} if config.arch == "resnet" else {}
     meta = {
         "format": WEB_FORMAT,
         "arch": config.arch,
+        **trunk,
         "head": head,
         "width": config.width,
         "height": config.height,
@@ -122,22 +129,64 @@ def net_payload(net, n_in_row: int = N_IN_ROW, source: str = "", iteration: int 
     return meta, b"".join(chunks)
 
 
-def pooled_tensors(state_dict) -> dict:
-    """The tensors of a conv3 net with pooled heads, under the names the page reads (net.js).
+def page_tensors(net) -> dict:
+    """A torch net's tensors under the names the page reads (net.js), BatchNorm folded in.
 
-    The one place that reads the torch names of a pooled net: the trunk is the first six tensors
-    (conv1..conv3, weight then bias), the policy head the tensors whose name has "policy" (conv1x1
-    C->32, conv1x1 32->1, each weight then bias), the value head those with "value" (conv1x1 C->32,
-    FC 64->64, FC 64->1), each in the order of the state dict, which is the order of the layers.
+    The one place that reads a torch net's layout. The trunk is the net's modules before its heads,
+    in order: its 3x3 convolutions, each followed by a BatchNorm in a residual tower (nets/model.py),
+    which is folded into the convolution's weight and a bias (``fold_batchnorm``), under the names
+    of ``trunk_names``. The heads are the state dict's tensors under "heads.", in its order (the
+    order of the layers): "fc" heads keep torch's names; for "pooled" heads the tensors whose name
+    has "policy" (conv1x1 C->32, conv1x1 32->1, each weight then bias) and those with "value"
+    (conv1x1 C->32, FC 64->64, FC 64->1) take the page's names. The conv3 net's tensors are passed
+    on as they are (its trunk's names are torch's own), so its export is unchanged to the byte.
     """
-    items = list(state_dict.items())
-    policy = [tensor for name, tensor in items if "policy" in name]
-    value = [tensor for name, tensor in items if "value" in name]
-    trunk = [tensor for _, tensor in items[:len(PAGE_TRUNK)]]
-    if len(policy) != len(PAGE_POLICY) or len(value) != len(PAGE_VALUE) or len(items) != (
-            len(PAGE_TRUNK) + len(PAGE_POLICY) + len(PAGE_VALUE)):
-        raise ExportError(f"its pooled heads are not the page's: tensors {[name for name, _ in items]}")
-    return dict(zip(PAGE_TRUNK + PAGE_POLICY + PAGE_VALUE, trunk + policy + value))
+    from torch import nn
+
+    trunk = []  # (weight, bias) of each 3x3 convolution, BatchNorm folded in
+    for name, module in net.named_modules():
+        if name.startswith("heads"):
+            continue
+        if isinstance(module, nn.Conv2d):
+            trunk.append((module.weight, module.bias))
+        elif isinstance(module, nn.BatchNorm2d) and trunk:
+            trunk[-1] = fold_batchnorm(*trunk[-1], module)
+    names = trunk_names(net.config)
+    if len(trunk) != len(names) or any(bias is None for _, bias in trunk):
+        raise ExportError(f"its trunk is not the page's {net.config.arch!r} trunk: {len(trunk)} convolutions")
+    tensors = {}
+    for name, (weight, bias) in zip(names, trunk):
+        tensors[f"{name}.weight"], tensors[f"{name}.bias"] = weight, bias
+    heads = [(name, tensor) for name, tensor in net.state_dict().items() if name.startswith("heads.")]
+    if getattr(net.config, "head", FC_HEAD) == FC_HEAD:
+        return {**tensors, **dict(heads)}
+    policy = [tensor for name, tensor in heads if "policy" in name]
+    value = [tensor for name, tensor in heads if "value" in name]
+    if len(policy) != len(PAGE_POLICY) or len(value) != len(PAGE_VALUE) or len(heads) != (
+            len(PAGE_POLICY) + len(PAGE_VALUE)):
+        raise ExportError(f"its pooled heads are not the page's: tensors {[name for name, _ in heads]}")
+    return {**tensors, **dict(zip(PAGE_POLICY + PAGE_VALUE, policy + value))}
+
+
+def trunk_names(config) -> list[str]:
+    """The page's names of the trunk's 3x3 convolutions, in the order they run."""
+    if config.arch == "conv3":
+        return list(CONV3_TRUNK)
+    return ["stem"] + [f"blocks.{block}.conv{n}" for block in range(config.blocks) for n in (1, 2)]
+
+
+def fold_batchnorm(weight, bias, norm) -> tuple:
+    """(weight, bias) of one convolution that computes a convolution (``bias`` None: none) then
+    the BatchNorm ``norm`` in eval mode, (y - running_mean) / sqrt(running_var + eps) * weight + bias,
+    per output channel; computed in float64, returned in the convolution's dtype."""
+    import torch
+
+    with torch.no_grad():
+        scale = norm.weight.double() / torch.sqrt(norm.running_var.double() + norm.eps)
+        shift = (bias.double() if bias is not None else 0.0) - norm.running_mean.double()
+        folded_weight = weight.double() * scale.reshape(-1, *[1] * (weight.dim() - 1))
+        folded_bias = norm.bias.double() + shift * scale
+    return folded_weight.to(weight.dtype), folded_bias.to(weight.dtype)
 
 
 def export_site(model_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
