@@ -90,8 +90,8 @@ def test_export_refuses_a_model_the_page_cannot_run(tmp_path):
     small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
     with pytest.raises(ExportError, match="7x7 board, the page plays 9x9 only"):
         export_site(small, tmp_path / "out")
-    resnet = _save_net(tmp_path / "res.pt", arch="resnet", channels=8, blocks=1)
-    with pytest.raises(ExportError, match="runs only the 'conv3' net"):
+    resnet = _save_net(tmp_path / "res.pt", arch="resnet", channels=8, blocks=1, width=7, height=7)
+    with pytest.raises(ExportError, match="7x7 board, the page plays 9x9 only"):
         export_site(resnet, tmp_path / "out")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ExportError, match="cannot export"):
@@ -492,12 +492,17 @@ def test_export_of_a_net_with_pooled_heads(pooled_site, tmp_path):
 
 @needs_node
 def test_page_net_with_pooled_heads_matches_torch_on_two_sizes(pooled_site):
+    _assert_page_net_matches_torch(*pooled_site, sizes=(9, 15))
+
+
+def _assert_page_net_matches_torch(net, site: Path, sizes: tuple[int, ...]) -> list[dict]:
+    """The page's net (node) gives torch's log-policy and value within TOLERANCE on positions of
+    each size; returns the node jobs and answers."""
     import torch
 
-    net, site = pooled_site
-    jobs = [{"moves": moves, "size": size} for size in (9, 15) for moves in _positions(size, 8, seed=size)]
+    jobs = [{"moves": moves, "size": size} for size in sizes for moves in _positions(size, 8, seed=size)]
     answer = run_node(site, {"net": jobs})["net"]
-    for size in (9, 15):
+    for size in sizes:
         mine = [(job, js) for job, js in zip(jobs, answer) if job["size"] == size]
         planes = torch.from_numpy(np.stack([Board.from_moves(job["moves"], size, size, 5).current_state()
                                             for job, _ in mine]))
@@ -508,6 +513,7 @@ def test_page_net_with_pooled_heads_matches_torch_on_two_sizes(pooled_site):
         assert np.abs(js_policy - log_policy.numpy()).max() < TOLERANCE
         assert np.abs(np.array([js["value"] for _, js in mine]) - value.numpy()).max() < TOLERANCE
         assert value.abs().max() > 1e-3 and log_policy.std() > 1e-3  # not a constant net
+    return jobs, answer
 
 
 @needs_node
@@ -535,12 +541,14 @@ def test_page_search_and_players_at_15x15_match_python(pooled_site):
 
 
 @needs_chromium
-def test_page_plays_15x15_with_a_pooled_net(pooled_site):
-    """The page of a pooled net trained on 15x15 opens on 15x15 (9x9 offered too); the AlphaZero
-    player answers a click from the worker; another size is a new game on a new board."""
+@pytest.mark.parametrize("net_site", ["pooled_site", "resnet_site"])
+def test_page_plays_15x15_with_a_pooled_net(net_site, request):
+    """The page of a pooled net (conv3, and a residual tower) trained on 15x15 opens on 15x15 (9x9
+    offered too); the AlphaZero player answers a click from the worker; another size is a new game
+    on a new board."""
     from gomoku.web.browser import Chromium, Page, StaticServer
 
-    _, site = pooled_site
+    _, site = request.getfixturevalue(net_site)
     with StaticServer(site) as server, Chromium() as browser:
         page = Page(browser, server.url)
         page.wait_state("human")
@@ -560,3 +568,107 @@ def test_page_plays_15x15_with_a_pooled_net(pooled_site):
         page.click_point(40)
         browser.wait_for("document.body.dataset.moves.split(',').length === 2")
         assert page.wait_state("human") == "human" and page.moves()[0] == 40
+
+
+# ---------------------------------------------------------------------------- residual towers
+def _resnet_net(width: int, head: str = "pooled", channels: int = 32, blocks: int = 3, seed: int = 0):
+    """A resnet (configs/15x15.yaml's tower by default) trained (here: initialised) on a width x
+    width board, its BatchNorm layers given random statistics and affine weights, as training leaves
+    them (fresh ones are the identity, which would hide a wrong fold)."""
+    import torch
+    from torch import nn
+
+    from nets import NetConfig, build_net
+
+    with torch.random.fork_rng():  # seeded weights; the global generator is left as it was
+        torch.manual_seed(seed)
+        net = build_net(NetConfig(width=width, height=width, arch="resnet", channels=channels, blocks=blocks,
+                                  head=head))
+        with torch.no_grad():
+            for module in net.modules():
+                if isinstance(module, nn.BatchNorm2d):
+                    module.running_mean.normal_(0.0, 0.5)
+                    module.running_var.uniform_(0.2, 3.0)
+                    module.weight.uniform_(0.5, 2.0).mul_(torch.randint(0, 2, module.weight.shape) * 2 - 1)
+                    module.bias.normal_(0.0, 0.5)
+    return net.eval()
+
+
+@pytest.fixture(scope="module")
+def resnet_site(tmp_path_factory):
+    from gomoku.web.export import net_payload, write_site
+
+    net = _resnet_net(15)
+    return net, write_site(*net_payload(net, source="resnet.pt"), tmp_path_factory.mktemp("resnet"))
+
+
+def _folded_forward(site: Path, net, planes):
+    """The exported net run by torch from model.json and weights.bin: the trunk of folded 3x3
+    convolutions with biases, ReLU and residual adds, then the torch net's own heads."""
+    import torch
+    import torch.nn.functional as F
+
+    meta = json.loads((site / "model.json").read_text())
+    floats = np.frombuffer((site / "weights.bin").read_bytes(), dtype="<f4")
+
+    def tensor(name):
+        entry = meta["tensors"][name]
+        return torch.from_numpy(floats[entry["offset"]:entry["offset"] + int(np.prod(entry["shape"]))]
+                                .reshape(entry["shape"]).copy())
+
+    def conv(name, x):
+        return F.conv2d(x, tensor(f"{name}.weight"), tensor(f"{name}.bias"), padding=1)
+
+    x = F.relu(conv("stem", planes))
+    for block in range(meta["blocks"]):
+        x = F.relu(x + conv(f"blocks.{block}.conv2", F.relu(conv(f"blocks.{block}.conv1", x))))
+    return net.heads(x)
+
+
+def test_export_of_a_resnet_folds_batchnorm(resnet_site, tmp_path):
+    """The tower's BatchNorm layers are folded into its convolutions: torch (eval mode) and the
+    folded net from the exported files agree within TOLERANCE on 9x9 and 15x15; model.json records
+    the trunk; the heads are torch's tensors; a 9x9 resnet with fc heads exports too."""
+    import torch
+
+    from gomoku.web.export import net_payload
+
+    from nets import count_parameters
+
+    net, site = resnet_site
+    meta = json.loads((site / "model.json").read_text())
+    assert (meta["arch"], meta["channels"], meta["blocks"], meta["head"], meta["sizes"]) == (
+        "resnet", 32, 3, "pooled", [9, 15])
+    trunk = ["stem"] + [f"blocks.{b}.conv{n}" for b in range(3) for n in (1, 2)]
+    assert list(meta["tensors"]) == [f"{name}.{kind}" for name in trunk for kind in ("weight", "bias")] + [
+        "policy1.weight", "policy1.bias", "policy2.weight", "policy2.bias", "value_conv.weight",
+        "value_conv.bias", "value_fc1.weight", "value_fc1.bias", "value_fc2.weight", "value_fc2.bias"]
+    norms = len(trunk)  # one BatchNorm (weight and bias) a convolution, folded into a bias
+    assert meta["parameters"] == count_parameters(net) - norms * 32
+    assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
+    for size in (9, 15):
+        planes = torch.from_numpy(np.stack([Board.from_moves(moves, size, size, 5).current_state()
+                                            for moves in _positions(size, 6, seed=size + 1)]))
+        with torch.inference_mode():
+            log_policy, value = net(planes)
+            folded_policy, folded_value = _folded_forward(site, net, planes)
+        assert (log_policy - folded_policy).abs().max() < TOLERANCE
+        assert (value - folded_value).abs().max() < TOLERANCE
+        assert value.abs().max() > 1e-3 and log_policy.std() > 1e-3  # not a constant net
+    fc_meta, _ = net_payload(_resnet_net(9, head="fc", channels=8, blocks=1))
+    assert (fc_meta["arch"], fc_meta["channels"], fc_meta["blocks"], fc_meta["head"]) == ("resnet", 8, 1, "fc")
+    assert "heads.policy_fc.weight" in fc_meta["tensors"] and "blocks.0.conv2.bias" in fc_meta["tensors"]
+
+
+@needs_node
+def test_page_net_with_a_resnet_matches_torch(resnet_site, tmp_path):
+    """The page's residual tower (folded BatchNorm, non-trivial statistics) gives torch's outputs
+    on 9x9 and 15x15, and its copies of the empty board's rows far from the stones are exact: the
+    same outputs to the bit as computing every point; a 9x9 resnet with fc heads too."""
+    from gomoku.web.export import net_payload, write_site
+
+    jobs, answer = _assert_page_net_matches_torch(*resnet_site, sizes=(9, 15))
+    full = run_node(resnet_site[1], {"net": [dict(job, full=True) for job in jobs]})["net"]
+    assert full == answer
+    fc_net = _resnet_net(9, head="fc", channels=8, blocks=2, seed=1)
+    _assert_page_net_matches_torch(fc_net, write_site(*net_payload(fc_net), tmp_path / "fc"), sizes=(9,))

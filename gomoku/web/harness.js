@@ -4,7 +4,8 @@
 //
 // SITE_DIR is an exported site (its scripts, model.json and weights.bin). The request is one JSON
 // object with any of these lists; the answer has the same keys:
-//   net:     [[move, ...] or {moves, size}, ...] -> [{logPolicy: [...], value}, ...] (the net, unmasked)
+//   net:     [[move, ...] or {moves, size, full}, ...] -> [{logPolicy: [...], value}, ...] (the net,
+//            unmasked; full: every point computed, without copying the empty board's far from stones)
 //   search:  [{moves: [[...], ...], playouts, config: {...}, evaluator: "net" | "uniform" | "formula", size}]
 //            (one search object, searched from each position in turn, so trees are reused)
 //            -> [[{visits: [...], value, bestMove}, ...], ...]
@@ -57,9 +58,10 @@ function main() {
   const getNet = () => (net = net || loadNet());
   if (request.net) {
     answer.net = request.net.map((job) => {
-      const { moves, size = 9 } = Array.isArray(job) ? { moves: job } : job;
+      const { moves, size = 9, full = false } = Array.isArray(job) ? { moves: job } : job;
       const board = G.Board.fromMoves(moves, size, size);
       const planes = G.planesOf(board.cells, board.size, board.currentPlayer, board.lastMove);
+      getNet().skipFar = !full;
       const { logPolicy, value } = getNet().forward(planes, size, size);
       return { logPolicy: Array.from(logPolicy), value };
     });
