@@ -1,7 +1,7 @@
 """Export the browser version: a static site that plays the model with no server beyond static files.
 
     python scripts/export_web.py                                  # models/9x9.pt -> data/web
-    python scripts/export_web.py runs/9x9/best.pt --out site/     # any 9x9 conv3 model, or a pooled one
+    python scripts/export_web.py runs/9x9/best.pt --out site/     # any 9x9 model (conv3 or resnet), or a pooled one
     python scripts/export_web.py --out site/ --serve              # then serve it on localhost:8000
     python scripts/export_web.py --out /tmp/site --bench 5        # time 400-playout moves in headless Chromium
     python scripts/export_web.py --out /tmp/site --screenshot docs/web-screenshot.png
