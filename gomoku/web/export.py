@@ -149,7 +149,9 @@ def page_tensors(net) -> dict:
             continue
         if isinstance(module, nn.Conv2d):
             trunk.append((module.weight, module.bias))
-        elif isinstance(module, nn.BatchNorm2d) and trunk:
+        elif isinstance(module, nn.BatchNorm2d):
+            if not trunk:
+                raise ExportError(f"its trunk starts with a BatchNorm ({name}), not a convolution")
             trunk[-1] = fold_batchnorm(*trunk[-1], module)
     names = trunk_names(net.config)
     if len(trunk) != len(names) or any(bias is None for _, bias in trunk):
