@@ -138,9 +138,10 @@ def model_plays(path: Path, size: int) -> bool:
     from nets import checkpoint  # torch, only when a model is asked about
 
     try:
-        return checkpoint.net_from_checkpoint(checkpoint.load_checkpoint(path)).config.plays(size, size)
+        checkpoint.load_net(path, size, size)  # refuses a board its net does not play (NetConfig.plays)
     except (ValueError, OSError):
         return False
+    return True
 
 
 def trained_size(player: Player) -> int | None:
