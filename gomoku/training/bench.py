@@ -277,19 +277,16 @@ def run_search(s: BenchSettings, log=print) -> dict:
     for key, (playouts, _) in runs.items():
         results[key] = playouts / statistics.median(times[key])
         log(f"{key:36s} {results[key]:12.4g}")
-    reference = results["az_reference_playouts_per_s"]
-    results["speedup_vs_reference"] = {key: value / reference for key, value in results.items()
-                                       if key.startswith(("az_mcts", "az_game"))}
-    for key, ratio in results["speedup_vs_reference"].items():
-        log(f"{key:36s} {ratio:10.1f}x the classic's search structure, side by side")
-    classic_here = results["az_classic_playouts_per_s"]
-    results["speedup_vs_classic_here"] = {key: value / classic_here for key, value in results.items()
-                                          if key.startswith(("az_mcts", "az_game"))}
-    for key, ratio in results["speedup_vs_classic_here"].items():
-        log(f"{key:36s} {ratio:10.1f}x the classic implementation (its structure on torch), side by side")
+    searches = {key: value for key, value in results.items() if key.startswith(("az_mcts", "az_game"))}
+    for name, base, what in (("speedup_vs_reference", results["az_reference_playouts_per_s"],
+                              "the classic's search structure"),
+                             ("speedup_vs_classic_here", results["az_classic_playouts_per_s"],
+                              "the classic implementation (its structure on torch)")):
+        results[name] = {key: value / base for key, value in searches.items()}
+        for key, ratio in results[name].items():
+            log(f"{key:36s} {ratio:10.1f}x {what}, side by side")
     classic = CLASSIC["az_mcts_playouts_per_s"]
-    results["search_speedup_vs_classic"] = {key: value / classic for key, value in results.items()
-                                            if key.startswith(("az_mcts", "az_game"))}
+    results["search_speedup_vs_classic"] = {key: value / classic for key, value in searches.items()}
     return results
 
 
