@@ -24,7 +24,7 @@ WEB_FORMAT = "gomoku-zero-web/1"
 SUPPORTED_ARCHS = ("conv3", "resnet")  # nets/model.py's trunks; net.js runs both
 SUPPORTED_SIZE = (9, 9)  # the board of a net with fully connected heads; n_in_row is 5
 N_IN_ROW = 5
-FC_HEAD, POOLED_HEAD = "fc", "pooled"  # NetConfig.head: fully connected (one board), pooled (any board)
+FC_HEAD = "fc"  # NetConfig.head of the fully connected heads (one board); the other, "pooled", plays any board
 PAGE_SIZES = (9, 15)  # the boards the page offers a pooled net, with the one it was trained on
 # The page's names of the tensors (``page_tensors``; net.js reads these): the trunk's 3x3
 # convolutions, each a weight and a bias ("conv1".."conv3" for conv3, torch's own names; "stem",
@@ -84,22 +84,19 @@ def net_payload(net, n_in_row: int = N_IN_ROW, source: str = "", iteration: int 
     """(model.json as a dict, weights.bin as bytes) for a torch net (``nets.build_net``);
     ExportError (without the file's name) for a net the page cannot run."""
     config = net.config
-    head = getattr(config, "head", FC_HEAD)  # NetConfig.head (issue 29); nets before it are "fc"
     if config.arch not in SUPPORTED_ARCHS:
         raise ExportError(f"the page runs the {' and '.join(map(repr, SUPPORTED_ARCHS))} nets, "
                           f"this model is {config.arch!r}")
     if n_in_row != N_IN_ROW:
         raise ExportError(f"it was trained for {n_in_row} in a row, the page plays {N_IN_ROW} in a row only")
-    if head == FC_HEAD:
+    if config.head == FC_HEAD:
         if (config.width, config.height) != SUPPORTED_SIZE:
             raise ExportError(f"it is for a {config.width}x{config.height} board, "
                               f"the page plays {SUPPORTED_SIZE[0]}x{SUPPORTED_SIZE[1]} only")
         sizes = [config.width]
-    elif head == POOLED_HEAD:
+    else:  # pooled (NetConfig accepts no other head)
         sizes = sorted(size for size in {*PAGE_SIZES, config.width} if config.plays(size, size)
                        and config.width == config.height)
-    else:
-        raise ExportError(f"the page runs the {FC_HEAD!r} and {POOLED_HEAD!r} heads, this model has {head!r}")
     layout, chunks, offset = {}, [], 0
     for name, tensor in page_tensors(net).items():
         array = tensor.detach().cpu().numpy().astype("<f4", copy=False)
@@ -112,7 +109,7 @@ def net_payload(net, n_in_row: int = N_IN_ROW, source: str = "", iteration: int 
         "format": WEB_FORMAT,
         "arch": config.arch,
         **trunk,
-        "head": head,
+        "head": config.head,
         "width": config.width,
         "height": config.height,
         "sizes": sizes,
@@ -160,7 +157,7 @@ def page_tensors(net) -> dict:
     for name, (weight, bias) in zip(names, trunk):
         tensors[f"{name}.weight"], tensors[f"{name}.bias"] = weight, bias
     heads = [(name, tensor) for name, tensor in net.state_dict().items() if name.startswith("heads.")]
-    if getattr(net.config, "head", FC_HEAD) == FC_HEAD:
+    if net.config.head == FC_HEAD:
         return {**tensors, **dict(heads)}
     policy = [tensor for name, tensor in heads if "policy" in name]
     value = [tensor for name, tensor in heads if "value" in name]
