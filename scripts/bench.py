@@ -1,4 +1,5 @@
-"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray] [--vct [--model PATH]]"""
+"""Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray] [--vct [--model PATH]]
+[--selfplay [--config PATH] [--ray-nodes N]]"""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vct", action="store_true",
                         help="only the VCT solver's figures: per call at several budgets, per move, per self-play position")
     parser.add_argument("--model", default=None, help="with --vct: also time moves with this model's net")
+    parser.add_argument("--selfplay", action="store_true",
+                        help="only the self-play figures of --config: the process pool, then Ray actors")
+    parser.add_argument("--config", default=None, help="with --selfplay: the run config (default: the defaults, 9x9)")
+    parser.add_argument("--ray-nodes", type=int, default=2,
+                        help="with --selfplay: Ray actors on a local cluster of this many one-CPU nodes, as the "
+                             "tests start it (0: no Ray figure; default 2)")
     args = parser.parse_args(argv)
     from gomoku.training.bench import BenchSettings, machine, run_all, run_search
     from gomoku.training.bench_threats import run_vct
@@ -44,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device, ray=ray)
     if args.search:
         results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
+    elif args.selfplay:
+        from gomoku.training.bench import run_selfplay
+        from gomoku.training.config import load_config
+
+        results = {"machine": machine(), "settings": settings.__dict__.copy(), "config": args.config,
+                   **run_selfplay(settings, load_config(args.config), args.ray_nodes)}
     elif args.vct:
         results = run_vct(settings, model=args.model)
     else:

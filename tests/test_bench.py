@@ -32,6 +32,9 @@ def _check_bench():
     figures = bench.bench_selfplay(s, config)
     assert figures["selfplay_positions_per_s"] > 0
     assert figures["selfplay_playouts_per_s"] == figures["selfplay_positions_per_s"] * 8
+    # Another config's board and net (bench.py --selfplay --config): a pooled net on 7x7.
+    small = replace(config, board=replace(config.board, width=7, height=7), net=replace(config.net, head="pooled"))
+    assert bench.run_selfplay(s, small, ray_nodes=0, log=lambda line: None)["selfplay_positions_per_s"] > 0
     assert set(bench.machine()) >= {"cores", "device", "torch"}
 
 

@@ -9,8 +9,15 @@ The threat solvers' figures are in ``bench_threats``; what both share, in ``benc
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import logging
+import os
+import shutil
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -130,11 +137,11 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
     """Self-play positions (moves) per second, as the pipeline plays it by default."""
     config = config or Config()
     workers = resolve_workers(config.selfplay.workers)
-    weights = {k: v for k, v in build_net(NetConfig()).state_dict().items()}
+    weights = {k: v for k, v in build_net(config.net_config()).state_dict().items()}
     device, inference = resolve_inference(config.selfplay)
     runs, extra = [], {}
     if workers > 1:
-        server = NetEvaluator(build_net(NetConfig()), device) if inference == "server" else None
+        server = NetEvaluator(build_net(config.net_config()), device) if inference == "server" else None
         pool = WorkerPool(workers, config, server)  # with a server, the server's net is the one that plays
         try:
             pool.publish(weights)
@@ -145,7 +152,7 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
         if server is not None:
             extra["selfplay_server_positions_per_call"] = pool.server.positions / max(pool.server.batches, 1)
     else:
-        runner = SelfPlayRunner(NetEvaluator(build_net(NetConfig()), s.device), config.board, config.search,
+        runner = SelfPlayRunner(NetEvaluator(build_net(config.net_config()), s.device), config.board, config.search,
                                 config.selfplay.parallel_games, np.random.default_rng(0))
         for _ in range(s.repeats):
             start = time.perf_counter()
@@ -158,6 +165,58 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
             "selfplay_workers": workers, "selfplay_parallel_games": config.selfplay.parallel_games,
             "selfplay_inference": f"{inference} on {device}" if workers > 1 else f"in-process on {s.device}",
             "selfplay_moves_measured": [m for m, _ in runs], **extra}
+
+
+@contextlib.contextmanager
+def local_ray_cluster(nodes: int):
+    """A Ray cluster of ``nodes`` one-CPU nodes on this machine (``ray.cluster_utils.Cluster``, as
+    the tests start it), this process connected to it; its files in a temp folder, removed after."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    temp = Path(tempfile.mkdtemp(prefix="gzb"))  # short: Ray's socket paths must fit
+    (temp / "ray").mkdir()  # where Cluster writes its address file
+    # Ray's temp folder, and the home folder Ray would keep an auth token in, both in temp.
+    saved = {name: os.environ.get(name) for name in ("RAY_TMPDIR", "HOME", "RAY_USAGE_STATS_ENABLED")}
+    os.environ.update(RAY_TMPDIR=str(temp), HOME=str(temp), RAY_USAGE_STATS_ENABLED="0")
+    node_args = {"num_cpus": 1, "temp_dir": str(temp)}
+    cluster = None
+    try:
+        cluster = Cluster(initialize_head=True, head_node_args={**node_args, "include_dashboard": False})
+        for _ in range(nodes - 1):
+            cluster.add_node(**node_args)
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.WARNING)
+        yield cluster
+    finally:
+        ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def run_selfplay(s: BenchSettings, config: Config, ray_nodes: int = 0, log=print) -> dict:
+    """Self-play positions/s of ``config`` (its board, net and search; an untrained net) on the
+    process pool, then (``ray_nodes`` > 0, Ray installed) on Ray actors, one per node of a local
+    cluster of that many one-CPU nodes, right after: the two figures side by side."""
+    torch.set_num_threads(1)
+    results = bench_selfplay(s, config)
+    log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")
+    if ray_nodes and ray_available():
+        with local_ray_cluster(ray_nodes):
+            ray_config = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, workers=ray_nodes))
+            results.update(bench_selfplay_ray(s, ray_config))
+        results["selfplay_ray_nodes"] = ray_nodes
+        results["selfplay_ray_vs_pool"] = results["selfplay_ray_positions_per_s"] / results["selfplay_positions_per_s"]
+        for key in ("selfplay_ray_positions_per_s", "selfplay_ray_vs_pool", "selfplay_ray_start_s"):
+            log(f"{key:36s} {results[key]:12.4g}")
+    elif ray_nodes:
+        log('selfplay_ray_positions_per_s: skipped, Ray is not installed (pip install -e ".[ray]")')
+    return results
 
 
 def ray_available() -> bool:
@@ -175,7 +234,7 @@ def bench_selfplay_ray(s: BenchSettings, config: Config | None = None) -> dict:
 
     config = config or Config()
     workers = resolve_workers(config.selfplay.workers)
-    weights = {k: v for k, v in build_net(NetConfig()).state_dict().items()}
+    weights = {k: v for k, v in build_net(config.net_config()).state_dict().items()}
     start = time.perf_counter()
     pool = RayPool(config, workers, config.selfplay.ray_address)
     runs = []

@@ -235,6 +235,13 @@ class Config:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    def net_config(self):
+        """The ``nets.NetConfig`` of this run's net (its board and ``net`` section)."""
+        from nets import NetConfig
+
+        b, n = self.board, self.net
+        return NetConfig(b.width, b.height, n.arch, n.channels, n.blocks, n.head)
+
 
 def _convert(value: Any, expected: type, key: str) -> Any:
     if expected is bool:

@@ -110,8 +110,7 @@ class TrainPipeline:
         if config.train.torch_threads:
             torch.set_num_threads(config.train.torch_threads)
         b = config.board
-        n = config.net
-        self.net_config = NetConfig(b.width, b.height, n.arch, n.channels, n.blocks, n.head)
+        self.net_config = config.net_config()
         torch.manual_seed(config.seed)  # before the net is built: its first weights come from the seed too
         self.net = build_net(self.net_config)
         self.trainer = Trainer(self.net, config.train.lr, self.device)
