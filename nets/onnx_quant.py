@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nets.model import IN_PLANES
 from nets.checkpoint import first_line
+from nets.model import IN_PLANES
 from nets.onnx_export import INPUT_NAME, OnnxExportError, _model_proto, require
 
 CALIBRATION_BATCH = 32  # planes per calibration run (the ranges are the same whatever the split)

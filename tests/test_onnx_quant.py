@@ -1,6 +1,9 @@
 """The int8 export (nets.onnx_quant, gomoku.training.int8) on the shipped model: the evaluator's
 contract, the metadata kept, and the float32 net's top move wherever that move is clear."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -14,6 +17,7 @@ from nets.onnx_evaluator import OnnxEvaluator  # noqa: E402
 from nets.onnx_export import export_in_memory, save_onnx  # noqa: E402
 from nets.onnx_quant import quantize_int8  # noqa: E402
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
 CLEAR_MARGIN = 0.1  # the float32 top prior leads the second by this much: int8 must pick it too
 VALUE_TOLERANCE = 0.1  # int8 values on the shipped model: mean |diff| ~0.004, max ~0.07 over 6,600 positions
 MEAN_VALUE_TOLERANCE = 0.02
@@ -78,3 +82,14 @@ def test_an_int8_file_loads_as_a_model(models, tmp_path):
 def test_bad_calibration_planes_are_refused(models, shape):
     with pytest.raises(ValueError, match="calibration planes"):
         quantize_int8(models[2], np.zeros(shape, dtype=np.float32))
+
+
+def test_the_export_script_writes_the_int8_model(models, tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("export_onnx_int8", REPO_ROOT / "scripts" / "export_onnx.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.parse_args(["--int8"]).out == Path("models/9x9-int8.onnx")
+    out = tmp_path / "9x9-int8.onnx"
+    assert script.main(["--int8", SHIPPED_MODEL, str(out)]) == 0
+    assert "int8" in capsys.readouterr().out
+    assert out.read_bytes() == models[3]  # the same calibration: the same model
