@@ -60,7 +60,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "calibrated on positions of seeded games (default output: the model's path with -int8.onnx)")
     args = parser.parse_args(argv)
     if args.out is None:
-        args.out = args.model.with_name(args.model.stem + "-int8.onnx") if args.int8 else args.model.with_suffix(".onnx")
+        suffix = "-int8.onnx" if args.int8 else ".onnx"
+        args.out = args.model.with_name(args.model.stem + suffix)
     if args.opset not in OPSETS:
         parser.error(f"--opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
     if min(args.batch_sizes) < 1:
