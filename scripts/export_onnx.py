@@ -3,11 +3,13 @@
     python scripts/export_onnx.py                          # models/9x9.pt -> models/9x9.onnx
     python scripts/export_onnx.py runs/9x9/best.pt /tmp/best.onnx
     python scripts/export_onnx.py --bench                  # also: latency and search speed, 1 thread
+    python scripts/export_onnx.py --int8                   # models/9x9.pt -> models/9x9-int8.onnx
 
 The check runs the exported model (onnxruntime) and the torch net on random boards (batch sizes
 1 and 37) before anything is written, and exits with status 1 (writing nothing) if the
-log-policy or the value differ by more than the tolerance, or either is not finite. Needs onnx
-and onnxruntime. The output is never the model itself, a .pt path or a folder.
+log-policy or the value differ by more than the tolerance, or either is not finite. ``--int8``
+then quantises the checked export (gomoku.training.int8: faster on a CPU, not exact; docs/engine.md).
+Needs onnx and onnxruntime. The output is never the model itself, a .pt path or a folder.
 """
 
 from __future__ import annotations
@@ -54,9 +56,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="time single-position evaluation and a 400-playout search, torch vs onnxruntime")
     parser.add_argument("--bench-playouts", type=int, default=400, help="playouts per move in the search bench")
     parser.add_argument("--bench-moves", type=int, default=12, help="moves searched in the search bench")
+    parser.add_argument("--int8", action="store_true", help="write the int8 quantisation of the checked export, "
+                        "calibrated on positions of seeded games (default output: the model's path with -int8.onnx)")
     args = parser.parse_args(argv)
     if args.out is None:
-        args.out = args.model.with_suffix(".onnx")
+        suffix = "-int8.onnx" if args.int8 else ".onnx"
+        args.out = args.model.with_name(args.model.stem + suffix)
     if args.opset not in OPSETS:
         parser.error(f"--opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
     if min(args.batch_sizes) < 1:
@@ -167,14 +172,22 @@ def main(argv: list[str] | None = None) -> int:
     except OnnxCheckError as error:
         print(f"CHECK FAILED (nothing written): {error}", file=sys.stderr)
         return EXIT_MISMATCH
+    if args.int8:
+        from gomoku.training.int8 import int8_model
+
+        try:
+            model = int8_model(model, net.config.width, net.config.height, n_in_row)
+        except OnnxExportError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         save_onnx(model, args.out)
     except (OSError, OnnxExportError) as error:
         print(f"error: cannot write {args.out}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"wrote {args.out} ({len(model) / 1024:.0f} KiB, {net.config.arch} "
-          f"{net.config.width}x{net.config.height}, opset {args.opset})")
-    print(f"check passed: {report}")
+          f"{net.config.width}x{net.config.height}, opset {args.opset}{', int8' if args.int8 else ''})")
+    print(f"check passed{' (the float32 export, before int8)' if args.int8 else ''}: {report}")
     if args.bench:
         results = bench(net, args.out, args.bench_playouts, args.bench_moves)
         print(f"single-position evaluate_batch, 1 thread: torch {results['torch_latency_us']:.0f} us, "

@@ -44,10 +44,10 @@ def bench_pure(s: BenchSettings) -> float:
 
 
 def az_move(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
-            vcf: bool = True, threads: int = 1):
+            vcf: bool = True, threads: int = 1, int8: bool = False):
     """(playouts, one run) of the az player's single-game search from the empty board
     (``_az_evaluator``)."""
-    evaluator = az_evaluator(s, onnx, threads)
+    evaluator = az_evaluator(s, onnx, threads, int8)
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
@@ -298,6 +298,9 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
     "az_mcts_playouts_per_s_threads2": lambda s: az_move(s, threads=2),
     "az_mcts_playouts_per_s_leaves8": lambda s: az_move(s, leaves_per_step=8),
     "az_mcts_playouts_per_s_window": lambda s: az_move(s, WINDOW_LEAVES, threads=WINDOW_THREADS),
+    # The net's int8 export (gomoku.training.int8) on onnxruntime: exact, and the window's search.
+    "az_mcts_playouts_per_s_int8": lambda s: az_move(s, int8=True),
+    "az_mcts_playouts_per_s_window_int8": lambda s: az_move(s, WINDOW_LEAVES, threads=WINDOW_THREADS, int8=True),
     "az_mcts_playouts_per_s_no_forced_moves": lambda s: az_move(s, forced_moves=False),
     "az_mcts_playouts_per_s_torch": lambda s: az_move(s, onnx=False),
     "az_mcts_playouts_per_s_torch_leaves8": lambda s: az_move(s, 8, onnx=False),

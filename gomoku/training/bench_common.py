@@ -38,19 +38,24 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1):
+def az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1, int8: bool = False):
     """An untrained default net on the runtime the az player uses by default (``onnx`` None:
     onnxruntime when installed on a CPU, as ``from_checkpoint``), or on the one asked for
-    (``threads``: onnxruntime's)."""
+    (``threads``: onnxruntime's; ``int8``: its int8 export, ``gomoku.training.int8``, on onnxruntime)."""
     net = build_net(NetConfig())
     if onnx is None:
-        onnx = onnx_available() and str(s.device).startswith("cpu")
+        onnx = int8 or (onnx_available() and str(s.device).startswith("cpu"))
     if not onnx:
         return NetEvaluator(net, s.device)
     from nets.onnx_evaluator import OnnxEvaluator
     from nets.onnx_export import onnx_bytes
 
-    return OnnxEvaluator(onnx_bytes(net), threads=threads)
+    model = onnx_bytes(net)
+    if int8:
+        from gomoku.training.int8 import int8_model
+
+        model = int8_model(model, net.config.width, net.config.height)
+    return OnnxEvaluator(model, threads=threads)
 
 
 def machine() -> dict:
