@@ -16,7 +16,7 @@ from gomoku import Board
 from gomoku.players import HeuristicPlayer, MinimaxPlayer, format_point
 from gomoku.players.alphabeta import AlphaBetaPlayer
 from gomoku.web import ExportError, export_site
-from gomoku.web.export import STATIC_FILES
+from gomoku.web.export import BIG_BOARD_PLAYOUTS, STATIC_FILES
 from mcts import BatchedMCTS, SearchConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -477,13 +477,14 @@ def test_export_of_a_net_with_pooled_heads(pooled_site, tmp_path):
     net, site = pooled_site
     meta = json.loads((site / "model.json").read_text())
     assert (meta["head"], meta["width"], meta["sizes"]) == ("pooled", 15, [9, 15])
+    assert meta["search"]["playouts"] == BIG_BOARD_PLAYOUTS  # it opens on 15x15, where playouts cost more
     assert meta["parameters"] == count_parameters(net)
     assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
     assert list(meta["tensors"])[6:] == ["policy1.weight", "policy1.bias", "policy2.weight", "policy2.bias",
                                          "value_conv.weight", "value_conv.bias", "value_fc1.weight",
                                          "value_fc1.bias", "value_fc2.weight", "value_fc2.bias"]
     nine = net_payload(_pooled_net(9))[0]
-    assert (nine["head"], nine["sizes"]) == ("pooled", [9, 15])
+    assert (nine["head"], nine["sizes"], nine["search"]["playouts"]) == ("pooled", [9, 15], 400)
     fc = json.loads((export_site(MODEL, tmp_path / "fc") / "model.json").read_text())
     assert (fc["head"], fc["sizes"]) == ("fc", [9]) and "heads.policy_fc.weight" in fc["tensors"]
     with pytest.raises(ExportError, match="trained for 4 in a row"):

@@ -36,8 +36,15 @@ PAGE_VALUE = ("value_conv.weight", "value_conv.bias", "value_fc1.weight", "value
               "value_fc2.weight", "value_fc2.bias")
 
 
-def search_defaults() -> dict:
-    """The Python AlphaZero player's defaults (gomoku/players/search.py), which the page uses."""
+# The page's playouts for a model trained on a board bigger than 9x9, which it opens on: 400
+# playouts took 2.9-4.7 s a move at 15x15 in headless Chromium on the 2-core machine (docs/web.md).
+BIG_BOARD_PLAYOUTS = 200
+
+
+def search_defaults(width: int = 9, height: int = 9) -> dict:
+    """The Python AlphaZero player's defaults (gomoku/players/search.py), which the page uses, for
+    a model trained on ``width`` x ``height`` (the board the page opens on): fewer playouts on a
+    board bigger than 9x9, where each costs more."""
     import inspect
 
     from gomoku.players import SHIPPED_PLAYOUTS
@@ -46,7 +53,8 @@ def search_defaults() -> dict:
     parameters = inspect.signature(AlphaZeroPlayer.__init__).parameters
     default = lambda name, fallback: (parameters[name].default if name in parameters  # noqa: E731
                                       and parameters[name].default is not inspect.Parameter.empty else fallback)
-    return {"playouts": SHIPPED_PLAYOUTS, "c_puct": float(default("c_puct", 5.0)),
+    playouts = SHIPPED_PLAYOUTS if width * height <= 81 else BIG_BOARD_PLAYOUTS
+    return {"playouts": playouts, "c_puct": float(default("c_puct", 5.0)),
             "forced_moves": bool(default("forced_moves", True)), "vcf": bool(default("vcf", False)),
             "vcf_nodes": int(default("vcf_nodes", 200))}
 
@@ -121,7 +129,7 @@ def net_payload(net, n_in_row: int = N_IN_ROW, source: str = "", iteration: int 
         "source": source,
         "iteration": iteration,
         "games": games,
-        "search": search_defaults(),
+        "search": search_defaults(config.width, config.height),
     }
     return meta, b"".join(chunks)
 
