@@ -93,3 +93,18 @@ def test_the_export_script_writes_the_int8_model(models, tmp_path, capsys):
     assert script.main(["--int8", SHIPPED_MODEL, str(out)]) == 0
     assert "int8" in capsys.readouterr().out
     assert out.read_bytes() == models[3]  # the same calibration: the same model
+
+
+def test_the_committed_int8_file_is_the_shipped_model_quantised(models, positions):
+    """models/9x9-int8.onnx (README: the window's search at 6.5x on it) belongs to models/9x9.pt:
+    the same net config and rule, and the float32 net's top move wherever that move is clear."""
+    net, n_in_row, float_model, _ = models
+    committed = OnnxEvaluator(REPO_ROOT / "models" / "9x9-int8.onnx")
+    assert committed.config == net.config and committed.n_in_row == n_in_row
+    planes, legal = positions
+    float_priors, _ = OnnxEvaluator(float_model).evaluate_batch(planes, legal)
+    int8_priors, _ = committed.evaluate_batch(planes, legal)
+    ordered = np.sort(float_priors, axis=1)
+    clear = ordered[:, -1] - ordered[:, -2] > CLEAR_MARGIN
+    assert clear.sum() >= 20
+    assert np.array_equal(float_priors[clear].argmax(axis=1), int8_priors[clear].argmax(axis=1))
