@@ -137,11 +137,12 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
     """Self-play positions (moves) per second, as the pipeline plays it by default."""
     config = config or Config()
     workers = resolve_workers(config.selfplay.workers)
-    weights = {k: v for k, v in build_net(config.net_config()).state_dict().items()}
+    net = build_net(config.net_config())  # untrained; the one net every path below plays
+    weights = {k: v for k, v in net.state_dict().items()}
     device, inference = resolve_inference(config.selfplay)
     runs, extra = [], {}
     if workers > 1:
-        server = NetEvaluator(build_net(config.net_config()), device) if inference == "server" else None
+        server = NetEvaluator(net, device) if inference == "server" else None
         pool = WorkerPool(workers, config, server)  # with a server, the server's net is the one that plays
         try:
             pool.publish(weights)
@@ -152,7 +153,7 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
         if server is not None:
             extra["selfplay_server_positions_per_call"] = pool.server.positions / max(pool.server.batches, 1)
     else:
-        runner = SelfPlayRunner(NetEvaluator(build_net(config.net_config()), s.device), config.board, config.search,
+        runner = SelfPlayRunner(NetEvaluator(net, s.device), config.board, config.search,
                                 config.selfplay.parallel_games, np.random.default_rng(0))
         for _ in range(s.repeats):
             start = time.perf_counter()

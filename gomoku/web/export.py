@@ -53,7 +53,7 @@ def search_defaults(width: int = 9, height: int = 9) -> dict:
     parameters = inspect.signature(AlphaZeroPlayer.__init__).parameters
     default = lambda name, fallback: (parameters[name].default if name in parameters  # noqa: E731
                                       and parameters[name].default is not inspect.Parameter.empty else fallback)
-    playouts = SHIPPED_PLAYOUTS if width * height <= 81 else BIG_BOARD_PLAYOUTS
+    playouts = SHIPPED_PLAYOUTS if width * height <= SUPPORTED_SIZE[0] * SUPPORTED_SIZE[1] else BIG_BOARD_PLAYOUTS
     return {"playouts": playouts, "c_puct": float(default("c_puct", 5.0)),
             "forced_moves": bool(default("forced_moves", True)), "vcf": bool(default("vcf", False)),
             "vcf_nodes": int(default("vcf_nodes", 200))}
