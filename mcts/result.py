@@ -20,10 +20,15 @@ class SearchResult:
     playouts: int  # playouts run in this search (a reused subtree's earlier visits not counted)
     selected: int = NO_MOVE  # Gumbel root: the move sequential halving chose (to play)
     improved: np.ndarray | None = None  # Gumbel root: float [H*W], the improved policy (to train on)
+    refuted: tuple[int, ...] = ()  # moves a final threat check found losing (best_move skips them)
 
     def best_move(self) -> int:
-        """The most visited move (lowest index on ties)."""
-        return int(np.argmax(self.visits))
+        """The most visited move (lowest index on ties), less any ``refuted`` ones."""
+        if not self.refuted:
+            return int(np.argmax(self.visits))
+        visits = np.array(self.visits, dtype=np.float64)
+        visits[list(self.refuted)] = -1.0
+        return int(np.argmax(visits))
 
     def policy(self, temperature: float = 1.0) -> np.ndarray:
         return visit_policy(self.visits, temperature)

@@ -84,7 +84,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "exact forced-move rules (take a five, block a four; VCF goes with them)")
     parser.add_argument("--no-vcf", action="store_true", help="az players: forced moves without the "
                         "continuous-four (VCF) solver")
+    parser.add_argument("--check-nodes", type=int, metavar="N", help="az players: the final threat "
+                        "check's VCT budget (0: off; default: the player's, docs/threats.md)")
     args = parser.parse_args(argv)
+    if args.check_nodes is not None and args.check_nodes < 0:
+        parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")
     if args.games < 1:
         parser.error("--games must be at least 1")
     if args.workers < 1:
@@ -135,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
                            height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
                            workers=args.workers, seconds=args.seconds, leaves_per_step=args.leaves,
-                           forced_moves=not args.no_forced_moves, vcf=not args.no_vcf)
+                           forced_moves=not args.no_forced_moves, vcf=not args.no_vcf,
+                           check_nodes=args.check_nodes)
     except ValueError as error:  # a bad spec, checkpoint or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -6,7 +6,7 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import PLAYER_SPECS_HELP, make_player
-from gomoku.players.alphabeta import AlphaBetaPlayer, _Search
+from gomoku.players.alphabeta import VCT_NODES, AlphaBetaPlayer, _Search
 from gomoku.players.classical import _cells
 from mcts.geometry import Geometry
 from mcts.threats import VcfSolver
@@ -202,6 +202,11 @@ def test_the_spec():
     player = make_player(" ab:3 ", seed=1)
     assert isinstance(player, AlphaBetaPlayer) and player.name == "ab:3" and player.depth == 3
     assert "ab:DEPTH" in PLAYER_SPECS_HELP
+    with_vct = make_player("ab:3:vct", seed=1)
+    assert with_vct.name == "ab:3:vct" and with_vct.depth == 3 and "ab:DEPTH:vct" in PLAYER_SPECS_HELP
+    solvers = with_vct.solvers(Geometry(9, 9, 5))
+    assert [type(s) for s in solvers] == [VcfSolver, VctSolver] and solvers[1].max_nodes == VCT_NODES
+    assert [type(s) for s in player.solvers(Geometry(9, 9, 5))] == [VcfSolver]
 
 
 def test_the_play_window_offers_ab():
@@ -209,9 +214,10 @@ def test_the_play_window_offers_ab():
 
     assert build_opponent("ab:2", 9, seed=0).name == "ab:2"
     assert describe_spec("ab:2") == "alpha-beta, depth 2" and "ab:DEPTH" in AI_SPECS_HELP
+    assert describe_spec("ab:2:vct") == "alpha-beta, depth 2, VCT"
 
 
-@pytest.mark.parametrize("spec", ["ab", "ab:", "ab:0", "ab:-2", "ab:x", "ab:2:3", "AB:2"])
+@pytest.mark.parametrize("spec", ["ab", "ab:", "ab:0", "ab:-2", "ab:x", "ab:2:3", "AB:2", "ab:vct", "ab:0:vct", "ab:2:VCT"])
 def test_bad_specs_name_the_valid_forms(spec):
     with pytest.raises(ValueError, match="valid forms") as info:
         make_player(spec)
@@ -224,10 +230,12 @@ def test_bad_depths_and_budgets():
             AlphaBetaPlayer(depth)
     with pytest.raises(ValueError, match="max_nodes"):
         AlphaBetaPlayer(2, max_nodes=0)
+    with pytest.raises(ValueError, match="vct_nodes"):
+        AlphaBetaPlayer(2, vct_nodes=-1)
 
 
 def test_training_configs_take_ab_opponents():
     from gomoku.training.config import config_from_dict
 
-    config = config_from_dict({"eval": {"opponents": ["ab:2", "minimax:2"]}})
-    assert config.eval.opponents == ["ab:2", "minimax:2"]
+    config = config_from_dict({"eval": {"opponents": ["ab:2", "minimax:2", "ab:3:vct"]}})
+    assert config.eval.opponents == ["ab:2", "minimax:2", "ab:3:vct"]

@@ -1,5 +1,6 @@
 """The VCT solver (mcts/vct.py): against plain brute forces, positions from real games, its budget."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -7,9 +8,12 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
+from gomoku.players.search import AlphaZeroPlayer
+from mcts import UniformEvaluator
 from mcts.geometry import Geometry
 from mcts.threats import ThreatStatus, VcfSolver
 from mcts.vct import DEFAULT_VCT_NODES, VctSolver
+from tests.boards import at, position
 from tests.test_threats import Brute, board, random_position
 
 BIG_BUDGET = 10**6  # enough for any position of the small boards here: the answers are exact
@@ -235,7 +239,7 @@ needs_model = pytest.mark.skipif(not MODEL.is_file(), reason="no shipped model")
 
 @pytest.fixture(scope="module")
 def shipped():
-    return make_player(f"az:{MODEL}:400", seed=0)
+    return make_player(f"az:{MODEL}:400", seed=0, check_nodes=0)  # the root's rules alone
 
 
 def board_after(game: str, plies: int) -> Board:
@@ -278,3 +282,52 @@ def test_the_shipped_player_stops_a_vct(shipped, game, plies):
     after = cells.copy()
     after[move] = 2
     assert not solver.solve(after, 1).win
+
+
+class Favours:
+    """An evaluator whose priors favour ``first``, then ``second`` (values 0)."""
+
+    def __init__(self, first: int, second: int):
+        self.first, self.second = first, second
+
+    def evaluate_batch(self, planes, legal):
+        priors = legal.astype(np.float32) * 0.01
+        priors[:, self.first] += 1.0
+        priors[:, self.second] += 0.5
+        return priors / priors.sum(axis=1, keepdims=True), np.zeros(len(legal), dtype=np.float32)
+
+
+def test_the_final_check_passes_over_moves_that_leave_a_vct():
+    # White to move; Black would have a VCT. The root's rules are made blind to it (a 1-node VCT
+    # budget, no leaf checks) and the priors favour a move that does not stop it (the search's VCF
+    # rules do not see that it loses): the final check
+    # (at the solver's default budget here) passes over it to the next most visited, which does.
+    board, cells = board_after(GAME_B4, 13), cells_after(GAME_B4, 13)
+    solver = VctSolver(Geometry(9, 9, 5))
+    moves = np.flatnonzero(cells[:-1] == 0)
+    stops = solver.defences(cells, 2, moves)
+    stopping = int(moves[stops][0])
+
+    def vcf_after(move: int) -> bool:
+        after = cells.copy()
+        after[move] = 2
+        return VcfSolver(Geometry(9, 9, 5)).solve(after, 1).win
+
+    losing = next(int(m) for m in moves[~stops] if not vcf_after(m))  # lost by threes, not by fours alone
+    played = {}
+    for check_nodes in (0, DEFAULT_VCT_NODES):
+        player = AlphaZeroPlayer(Favours(losing, stopping), n_playout=30, vct_nodes=1, check_nodes=check_nodes)
+        player.config = replace(player.config, vct_leaf_depth=0)
+        played[check_nodes] = player.get_action(board)
+        assert player.last_result.visits.argmax() == losing
+    assert played[0] == losing
+    assert played[DEFAULT_VCT_NODES] == stopping and player.last_result.refuted == (losing,)
+
+
+def test_the_final_check_never_passes_over_a_win():
+    # White (O) to move completes five at (8, 4); Black would have a VCT (the double three at
+    # (4, 5)) were it its move, so the final check runs, and keeps the winning move.
+    board = position(xs=[(2, 5), (3, 5), (4, 3), (4, 4)], os_=[(8, 0), (8, 1), (8, 2), (8, 3)])
+    player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
+    assert player.threatened(board, None)
+    assert player.get_action(board) == at(board, (8, 4))[0] and player.last_result.refuted == ()

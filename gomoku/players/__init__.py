@@ -39,6 +39,7 @@ PLAYER_SPECS_HELP = """\
   minimax:DEPTH            alpha-beta search, DEPTH 1 to 8 plies (3: milliseconds a move, 6: about a second)
   ab:DEPTH                 alpha-beta with threat extensions and the VCF solver, DEPTH >= 1 plies
                            (the classical yardstick, docs/ladder.md; a node budget bounds every depth)
+  ab:DEPTH:vct             the same with the VCT solver too: attacks and defends with threes
   pure:PLAYOUTS            pure MCTS with random rollouts
   pure:TIME                pure MCTS for TIME a move (e.g. 1s, 500ms; no playout cap)
   az:CHECKPOINT:PLAYOUTS   AlphaZero net + MCTS from a checkpoint file
@@ -58,6 +59,7 @@ class PlayerSpec:
 
     kind: str  # random, heuristic, minimax, ab, pure, az, pbrain, human
     depth: int | None = None  # minimax, ab: plies
+    vct: bool = False  # ab: with the VCT solver (``ab:DEPTH:vct``)
     playouts: int | None = None  # pure, az: playouts a move (None: search for ``seconds``)
     seconds: float | None = None  # pure, az: time a move instead of playouts
     path: str | None = None  # az: the model file; pbrain: the engine
@@ -98,6 +100,8 @@ def parse_spec(spec: str) -> PlayerSpec:
     kind, _, rest = spec.strip().partition(":")
     if kind in ("random", "heuristic", "human") and not rest:
         return PlayerSpec(kind)
+    if kind == "ab" and rest.endswith(":vct"):
+        return PlayerSpec(kind, depth=_positive_int(rest[:-len(":vct")], spec, "DEPTH"), vct=True)
     if kind in ("minimax", "ab"):
         depth = _positive_int(rest, spec, "DEPTH")
         if kind == "minimax" and depth > MAX_MINIMAX_DEPTH:
@@ -131,7 +135,7 @@ def is_timed(spec: str) -> bool:
 
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
                 leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1,
-                vct: bool = True) -> Player:
+                vct: bool = True, check_nodes: int | None = None) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
     ``seconds`` caps the thinking time per move of the search players (pure, az) and minimax;
@@ -140,7 +144,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     slightly different search. ``forced_moves=False`` turns off the az player's exact forced-move
     rules (take a five, block a four; see ``mcts.rules``), and with them its VCF rules;
     ``vcf=False`` turns off only those (play and stop wins by continuous fours), ``vct=False``
-    only the root's VCT rules (play and stop wins by fours and threes). ``threads``: the az
+    only the root's VCT rules (play and stop wins by fours and threes); ``check_nodes``: the az
+    player's final threat check budget (0 off; None the player's default). ``threads``: the az
     player's onnxruntime threads (1 where several players share the cores).
     """
     parsed = parse_spec(spec)
@@ -154,8 +159,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     if parsed.kind == "minimax":
         return MinimaxPlayer(parsed.depth, rng, seconds=seconds)
     if parsed.kind == "ab":
-        from gomoku.players.alphabeta import AlphaBetaPlayer  # lazy: only the ab player needs it
-        return AlphaBetaPlayer(parsed.depth, rng)
+        from gomoku.players.alphabeta import VCT_NODES, AlphaBetaPlayer  # lazy: only the ab player needs it
+        return AlphaBetaPlayer(parsed.depth, rng, vct_nodes=VCT_NODES if parsed.vct else 0)
     if parsed.kind == "pure":
         from gomoku.players.search import PureMCTSPlayer  # lazy: keeps search code out of light imports
         return PureMCTSPlayer(n_playout=parsed.playouts, seed=seed, seconds=parsed.seconds or seconds)
@@ -163,7 +168,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
         return AlphaZeroPlayer.from_checkpoint(parsed.path, n_playout=parsed.playouts, seed=seed,
                                                seconds=parsed.seconds or seconds, leaves_per_step=leaves_per_step,
-                                               forced_moves=forced_moves, vcf=vcf, threads=threads, vct=vct)
+                                               forced_moves=forced_moves, vcf=vcf, threads=threads, vct=vct,
+                                               **({} if check_nodes is None else {"check_nodes": check_nodes}))
     from gomoku.players.external import PbrainPlayer  # pbrain; lazy: subprocess plumbing
     if not Path(parsed.path).is_file() and shutil.which(parsed.path) is None:
         raise _bad_spec(spec, f"no engine at {parsed.path!r}")

@@ -34,6 +34,7 @@ from gomoku.game.board import DRAW, Board, other
 from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
 from mcts.geometry import FOUR, THREE, Geometry, stones_short
 from mcts.threats import ThreatResult, VcfSolver
+from mcts.vct import VctSolver
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ TOP_K = 10  # candidates searched per inner node, the best by the window score
 ROOT_TOP_K = 20  # candidates at the root (and those checked against the opponent's threats)
 VCF_NODES = 1_000  # the VCF solver's budget per call at the root
 HORIZON_VCF_NODES = 100  # its budget at the horizon (every leaf where the side to move has a three)
+VCT_NODES = 20_000  # ``ab:DEPTH:vct``: the VCT solver's budget per call at the root (docs/ladder.md)
 # With a seed, while fewer than OPENING_STONES stones are on the board the player picks among
 # the moves valued within OPENING_MARGIN of the best (and its first stone near the centre).
 OPENING_STONES = 6
@@ -62,11 +64,14 @@ class ThreatSolver(Protocol):
     def solve(self, cells: np.ndarray, attacker: int) -> ThreatResult: ...
 
 
-def default_solvers(geometry: Geometry) -> list[ThreatSolver]:
-    """The threat solvers of the ab player, cheapest first. The ladder (docs/ladder.md) was
-    measured with the VCF solver only; ``mcts.vct.VctSolver(geometry, nodes)`` appended here (or
-    passed as ``solvers``) adds wins and refutations with threes."""
-    return [VcfSolver(geometry, VCF_NODES)]
+def default_solvers(geometry: Geometry, vct_nodes: int = 0) -> list[ThreatSolver]:
+    """The threat solvers of the ab player, cheapest first: the VCF solver, and with ``vct_nodes``
+    > 0 (``ab:DEPTH:vct``) the VCT solver at that budget, which adds wins and refutations with
+    threes (docs/ladder.md)."""
+    solvers: list[ThreatSolver] = [VcfSolver(geometry, VCF_NODES)]
+    if vct_nodes:
+        solvers.append(VctSolver(geometry, vct_nodes))
+    return solvers
 
 
 @dataclass(frozen=True)
@@ -276,20 +281,23 @@ class _Search:
 
 
 class AlphaBetaPlayer(Player):
-    """``ab:DEPTH``: threat solvers, then alpha-beta to ``depth`` plies (see the module docstring)."""
+    """``ab:DEPTH``: threat solvers, then alpha-beta to ``depth`` plies (see the module docstring).
+    ``vct_nodes`` > 0 (``ab:DEPTH:vct``) adds the VCT solver to the default solvers."""
 
     def __init__(self, depth: int, rng: np.random.Generator | None = None, max_nodes: int = DEFAULT_MAX_NODES,
-                 solvers: Sequence[ThreatSolver] | None = None):
+                 solvers: Sequence[ThreatSolver] | None = None, vct_nodes: int = 0):
         if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
             raise ValueError(f"ab depth must be an integer >= 1, got {depth!r}")
         if max_nodes < 1:
             raise ValueError(f"max_nodes must be >= 1, got {max_nodes!r}")
-        self.depth, self.max_nodes = int(depth), int(max_nodes)
+        if vct_nodes < 0:
+            raise ValueError(f"vct_nodes must be >= 0, got {vct_nodes!r}")
+        self.depth, self.max_nodes, self.vct_nodes = int(depth), int(max_nodes), int(vct_nodes)
         self.rng = rng
         self._given = None if solvers is None else list(solvers)
         self._solvers: list[ThreatSolver] = []
         self._solvers_for: tuple[int, int, int] | None = None  # the board shape of ``_solvers``
-        self.name = f"ab:{self.depth}"
+        self.name = f"ab:{self.depth}" + (":vct" if self.vct_nodes else "")
         self.last_depth = 0  # the deepest depth finished for the last move, 0 when no search ran
         self.out_of_nodes = False  # whether the last move's search stopped at the node budget
 
@@ -299,7 +307,7 @@ class AlphaBetaPlayer(Player):
             return self._given
         shape = (geometry.width, geometry.height, geometry.n_in_row)
         if shape != self._solvers_for:
-            self._solvers, self._solvers_for = default_solvers(geometry), shape
+            self._solvers, self._solvers_for = default_solvers(geometry, self.vct_nodes), shape
         return self._solvers
 
     def get_action(self, board: Board) -> int:

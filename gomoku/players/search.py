@@ -13,13 +13,24 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.game.board import Board
-from gomoku.players.classical import Player
+from gomoku.game.board import Board, other
+from gomoku.players.classical import Player, _cells
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
 from mcts.evaluators import CachedEvaluator
+from mcts.geometry import Geometry
 from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
+from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted
+from mcts.vct import VctSolver
 
 PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
+# The az player's final check (docs/threats.md): when the opponent, were it their move, has a VCT
+# found within CHECK_NODES nodes, the most visited moves (at most CHECK_CANDIDATES) are tried in
+# turn and the first after which it has none is played.
+# Under a clock the trigger may take CHECK_TIME_SHARE of the move's time, and when it fires the
+# search leaves that share to the candidates' checks.
+CHECK_NODES = 100_000
+CHECK_CANDIDATES = 8
+CHECK_TIME_SHARE = 0.25
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +87,7 @@ class SearchPlayer(Player):
         self._search: BatchedMCTS | None = None
         self._shape: tuple[int, int, int] | None = None
         self.last_result: SearchResult | None = None
+        self.last_threatened = False  # whether the last search ran the final check (``threatened``)
         if n_playout is None:
             self.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
 
@@ -134,17 +146,22 @@ class SearchPlayer(Player):
         if time_left is None and self.seconds is not None:
             deadline = time.perf_counter() + self.seconds
             time_left = lambda: deadline - time.perf_counter()  # noqa: E731
+        interrupt = _interrupt(should_stop, time_left)
+        threatened = self.threatened(board, _interrupt(should_stop, _share(time_left, CHECK_TIME_SHARE)))
+        self.last_threatened = threatened
+        if threatened and time_left is not None:  # keep a share of the time for the final check
+            time_left = _share(time_left, 1 - CHECK_TIME_SHARE)
         if time_left is None and on_progress is None and should_stop is None:
             result = search.search([board], n_playout=limit)[0]
         else:
             if not self.config.reuse_tree:
                 search.reset()
             done, started = 0, time.perf_counter()
-            interrupt = _interrupt(should_stop, time_left)
+            round_stop = _interrupt(should_stop, time_left)
             while done < limit:
                 step = min(self.ROUND_PLAYOUTS, limit - done)
                 round_started = time.perf_counter()
-                result = search.search([board], n_playout=step, keep_tree=True, stop=interrupt)[0]
+                result = search.search([board], n_playout=step, keep_tree=True, stop=round_stop)[0]
                 now = time.perf_counter()
                 done += step
                 result.playouts = done
@@ -160,8 +177,17 @@ class SearchPlayer(Player):
                         log.debug("%s: decided after %d playouts", self.name, done)
                         break
             result.playouts = done
+        if threatened:
+            self.final_check(board, result, interrupt)
         self.last_result = result
         return result
+
+    def threatened(self, board: Board, stop: Callable[[], bool] | None) -> bool:
+        """Whether the search's chosen move needs the final check (never here: see AlphaZeroPlayer)."""
+        return False
+
+    def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None) -> None:
+        """Set ``result.refuted`` to the moves to pass over (see AlphaZeroPlayer)."""
 
     def get_action(self, board: Board) -> int:
         return self.analyse(board).best_move()
@@ -191,6 +217,21 @@ def _interrupt(should_stop: Callable[[], bool] | None,
     return lambda: (should_stop is not None and should_stop()) or (time_left is not None and time_left() <= 0)
 
 
+def _ends_game(board: Board, move: int) -> bool:
+    """Whether ``move`` ends the game on ``board`` (a five, or the last point)."""
+    trial = board.copy()
+    trial.do_move(move)
+    return trial.game_end()[0]
+
+
+def _share(time_left: Callable[[], float] | None, share: float) -> Callable[[], float] | None:
+    """A clock that runs out once ``1 - share`` of the time ``time_left`` gives now has passed."""
+    if time_left is None:
+        return None
+    keep = (1 - share) * time_left()
+    return lambda: time_left() - keep
+
+
 def spec_amount(n_playout: int | None, seconds: float | None) -> str:
     """The last part of a search player's spec: its playouts, or its time (``1s``, ``500ms``)."""
     if n_playout is not None:
@@ -211,12 +252,14 @@ class AlphaZeroPlayer(SearchPlayer):
     and threes, ``mcts.vct``, ``vct_nodes`` per call), and values positions two moves down where
     the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
     size in front of the evaluator (a position met again, in this search or an earlier one of the
-    game, costs no net call; the answers are the same)."""
+    game, costs no net call; the answers are the same). ``check_nodes`` (with ``vct``; 0 off) is
+    the final check's budget: the move is checked against the opponent's VCT (``final_check``)."""
 
     def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
                  forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
-                 vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0):
+                 vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0,
+                 check_nodes: int = CHECK_NODES):
         if cache_entries:
             evaluator = CachedEvaluator(evaluator, cache_entries)
         settings = SearchSettings(n_playout=n_playout or 1, c_puct=c_puct, leaves_per_step=leaves_per_step,
@@ -226,6 +269,9 @@ class AlphaZeroPlayer(SearchPlayer):
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
+        self.check_nodes = check_nodes if vct else 0
+        self._checker: VctSolver | None = None  # the final check's solver, for boards of _checker_shape
+        self._checker_shape: tuple[int, int, int] | None = None
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
                          seconds, n_playout)
 
@@ -237,6 +283,44 @@ class AlphaZeroPlayer(SearchPlayer):
         return cls(evaluator, n_playout=n_playout, c_puct=settings.c_puct, seed=seed,
                    forced_moves=settings.forced_moves, vcf=settings.vcf, vcf_nodes=settings.vcf_nodes,
                    vct=settings.vct, vct_nodes=settings.vct_nodes, **kwargs)
+
+    def threatened(self, board: Board, stop: Callable[[], bool] | None) -> bool:
+        """The final check's trigger (``check_nodes`` > 0, with ``vct``): whether the opponent would
+        have a VCT (found within ``check_nodes``) were it their move. The root's rules stop such a
+        VCT only when found within ``vct_nodes``; a stone never gives the opponent a VCT, so without
+        one no move needs checking. Under a clock ``stop`` ends it (as none found)."""
+        if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
+            return False
+        return self._check_solve(stop, lambda solver, cells: solver.solve(cells, other(board.current_player)).win,
+                                 board, False)
+
+    def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None) -> None:
+        """When ``threatened``: pass over the most visited moves (at most ``CHECK_CANDIDATES``)
+        after which the opponent still has a VCT, to the first after which it has none (none such:
+        the most visited move stays). An interrupted check changes nothing."""
+        ranked = np.argsort(-result.visits, kind="stable")[:CHECK_CANDIDATES]
+        ranked = ranked[result.visits[ranked] > 0]
+        if ranked.size <= 1 or _ends_game(board, int(ranked[0])):
+            return
+        safe = self._check_solve(stop, lambda solver, cells: solver.first_safe(cells, board.current_player, ranked),
+                                 board, NO_MOVE)
+        if safe != NO_MOVE and safe != ranked[0]:
+            result.refuted = tuple(int(m) for m in ranked[:list(ranked).index(safe)])
+            log.debug("%s: the final check passes over %s", self.name, result.refuted)
+
+    def _check_solve(self, stop, solve, board: Board, interrupted):
+        """``solve(solver, cells)`` with the final check's solver for this board, stopped by
+        ``stop`` (then ``interrupted`` is the answer)."""
+        shape = (board.width, board.height, board.n_in_row)
+        if self._checker is None or self._checker_shape != shape:
+            self._checker, self._checker_shape = VctSolver(Geometry(*shape), self.check_nodes), shape
+        self._checker.stop = stop
+        try:
+            return solve(self._checker, _cells(board))
+        except Interrupted:
+            return interrupted
+        finally:
+            self._checker.stop = None
 
     def check_board(self, board: Board) -> None:
         """Refuse a board the net does not play (``NetConfig.plays``: an fc net only the size it

@@ -131,6 +131,34 @@ def bench_vct_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
             "selfplay_vct_cost": rates[False] / rates[True]}
 
 
+def bench_final_check(s: BenchSettings, positions: list[Board] | None = None, every: int = 4,
+                      evaluator=None) -> dict:
+    """What the az player's final threat check (``AlphaZeroPlayer.final_check``, at its default
+    budget) costs a move of ``az_playouts`` playouts: the mean and slowest move with and without it
+    on every ``every``-th of ``positions`` (a fresh tree each), and how often it ran and changed
+    the move."""
+    from gomoku.players.search import AlphaZeroPlayer
+
+    evaluator = evaluator or az_evaluator(s)
+    boards = (positions if positions is not None else game_positions(s))[::every]
+    figures: dict = {"check_moves_measured": len(boards)}
+    for label, check in (("check", {}), ("no_check", {"check_nodes": 0})):
+        player = AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, **check)
+        times, checked, changed = [], 0, 0
+        for board in boards:
+            player.reset()
+            start = time.perf_counter()
+            result = player.analyse(board)
+            times.append(time.perf_counter() - start)
+            checked += player.last_threatened
+            changed += bool(result.refuted)
+        figures[f"move_ms_{label}"] = 1e3 * statistics.mean(times)
+        figures[f"move_ms_max_{label}"] = 1e3 * max(times)
+        if label == "check":
+            figures.update(check_nodes=player.check_nodes, check_triggered=checked, check_changed_move=changed)
+    return figures
+
+
 VCT_BUDGETS = (250, 1000, 4000)  # node budgets compared by ``run_vct``
 
 
@@ -158,6 +186,12 @@ def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None 
         results[f"per_move {name}"] = figures
         log(f"per move, {name}: {figures['move_ms_vct']:.0f} ms with VCT, {figures['move_ms_no_vct']:.0f} ms "
             f"without, {figures['vct_calls_per_move']:.1f} VCT calls a move ({figures['vct_moves_measured']} moves)")
+        figures = bench_final_check(s, positions, evaluator=evaluator)
+        results[f"final_check {name}"] = figures
+        log(f"final check, {name}: {figures['move_ms_check']:.0f} ms a move with it (slowest "
+            f"{figures['move_ms_max_check']:.0f}), {figures['move_ms_no_check']:.0f} without (slowest "
+            f"{figures['move_ms_max_no_check']:.0f}); ran on {figures['check_triggered']}, changed "
+            f"{figures['check_changed_move']} of {figures['check_moves_measured']} moves")
     results.update(bench_vct_selfplay(s))
     log(f"self-play, in process: {results['selfplay_positions_per_s_vct']:.2f} positions/s with VCT, "
         f"{results['selfplay_positions_per_s_no_vct']:.2f} without ({results['selfplay_vct_cost']:.2f}x)")

@@ -53,6 +53,7 @@ AI_SPECS_HELP = """\
   pure:TIME                pure MCTS for TIME a move (pure:1s)
   minimax:DEPTH            alpha-beta to DEPTH plies, 1 to 8 (minimax:3: milliseconds a move)
   ab:DEPTH                 alpha-beta with threat extensions and the VCF solver (ab:1 to ab:4)
+  ab:DEPTH:vct             the same with the VCT solver: attacks and defends with threes too
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves"""
 
@@ -211,7 +212,8 @@ def describe_spec(spec: str) -> str:
     if kind == "minimax":
         return f"minimax, depth {rest}"
     if kind == "ab":
-        return f"alpha-beta, depth {rest}"
+        depth, _, vct = rest.partition(":")
+        return f"alpha-beta, depth {depth}" + (", VCT" if vct else "")
     return spec
 
 
