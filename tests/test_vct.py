@@ -297,11 +297,11 @@ class Favours:
         return priors / priors.sum(axis=1, keepdims=True), np.zeros(len(legal), dtype=np.float32)
 
 
-def test_the_final_check_passes_over_moves_that_leave_a_vct():
-    # White to move; Black would have a VCT. The root's rules are made blind to it (a 1-node VCT
-    # budget, no leaf checks) and the priors favour a move that does not stop it (the search's VCF
-    # rules do not see that it loses): the final check
-    # (at the solver's default budget here) passes over it to the next most visited, which does.
+def blind_player(check_nodes: int) -> tuple[Board, int, int, AlphaZeroPlayer]:
+    """White to move (move 14 of the B4 game); Black would have a VCT. The player's root rules
+    are made blind to it (a 1-node VCT budget, no leaf checks) and its priors favour ``losing``, a
+    move that does not stop it (and that the search's VCF rules do not see lose), then
+    ``stopping``, one that does."""
     board, cells = board_after(GAME_B4, 13), cells_after(GAME_B4, 13)
     solver = VctSolver(Geometry(9, 9, 5))
     moves = np.flatnonzero(cells[:-1] == 0)
@@ -314,10 +314,17 @@ def test_the_final_check_passes_over_moves_that_leave_a_vct():
         return VcfSolver(Geometry(9, 9, 5)).solve(after, 1).win
 
     losing = next(int(m) for m in moves[~stops] if not vcf_after(m))  # lost by threes, not by fours alone
+    player = AlphaZeroPlayer(Favours(losing, stopping), n_playout=30, vct_nodes=1, check_nodes=check_nodes)
+    player.config = replace(player.config, vct_leaf_depth=0)
+    return board, losing, stopping, player
+
+
+def test_the_final_check_passes_over_moves_that_leave_a_vct():
+    # The final check (at the solver's default budget here) passes over the most visited move,
+    # which leaves Black its VCT, to the next most visited, which stops it.
     played = {}
     for check_nodes in (0, DEFAULT_VCT_NODES):
-        player = AlphaZeroPlayer(Favours(losing, stopping), n_playout=30, vct_nodes=1, check_nodes=check_nodes)
-        player.config = replace(player.config, vct_leaf_depth=0)
+        board, losing, stopping, player = blind_player(check_nodes)
         played[check_nodes] = player.get_action(board)
         assert player.last_result.visits.argmax() == losing
     assert played[0] == losing
@@ -331,3 +338,12 @@ def test_the_final_check_never_passes_over_a_win():
     player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
     assert player.threatened(board, None)
     assert player.get_action(board) == at(board, (8, 4))[0] and player.last_result.refuted == ()
+
+
+def test_an_interrupted_final_check_changes_nothing():
+    # A stop already set (the window's new game, the engine's time up): the check gives up, as
+    # out of budget, and the most visited move stays.
+    board, losing, _, player = blind_player(DEFAULT_VCT_NODES)
+    result = player.analyse(board, should_stop=lambda: True)
+    assert player.last_threatened and result.visits.argmax() == losing
+    assert result.refuted == () and result.best_move() == losing
