@@ -124,20 +124,6 @@ class VctSolver(ThreatBoard):
             cells[move] = 0
         return stops
 
-    def first_safe(self, cells: np.ndarray, defender: int, moves: np.ndarray,
-                   max_nodes: int | None = None) -> int:
-        """For ``defender`` to move in ``cells``: the first of ``moves`` (in their order) after
-        which the opponent has no VCT (none found: NO_WIN, or UNKNOWN out of budget), NO_MOVE when
-        every one of them leaves it one."""
-        cells = np.array(cells, dtype=np.int8)
-        for move in np.asarray(moves).tolist():
-            cells[move] = defender
-            safe = self.solve(cells, 3 - defender, max_nodes).status is not ThreatStatus.WIN
-            cells[move] = 0
-            if safe:
-                return move
-        return NO_MOVE
-
     # ------------------------------------------------------------------ search
     def _quick(self, budget: int) -> int:
         """The first move of a VCF found within ``budget`` more nodes, else NO_MOVE."""

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from gomoku.game.board import Board, other
-from gomoku.players.classical import Player, _cells
+from gomoku.players.classical import Player, _cells, winning_points
 from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
 from mcts.evaluators import CachedEvaluator
 from mcts.geometry import Geometry
@@ -217,13 +217,6 @@ def _interrupt(should_stop: Callable[[], bool] | None,
     return lambda: (should_stop is not None and should_stop()) or (time_left is not None and time_left() <= 0)
 
 
-def _ends_game(board: Board, move: int) -> bool:
-    """Whether ``move`` ends the game on ``board`` (a five, or the last point)."""
-    trial = board.copy()
-    trial.do_move(move)
-    return trial.game_end()[0]
-
-
 def _share(time_left: Callable[[], float] | None, share: float) -> Callable[[], float] | None:
     """A clock that runs out once ``1 - share`` of the time ``time_left`` gives now has passed."""
     if time_left is None:
@@ -300,10 +293,11 @@ class AlphaZeroPlayer(SearchPlayer):
         the most visited move stays). An interrupted check changes nothing."""
         ranked = np.argsort(-result.visits, kind="stable")[:CHECK_CANDIDATES]
         ranked = ranked[result.visits[ranked] > 0]
-        if ranked.size <= 1 or _ends_game(board, int(ranked[0])):
+        me = board.current_player
+        if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):
             return
-        safe = self._check_solve(stop, lambda solver, cells: solver.first_safe(cells, board.current_player, ranked),
-                                 board, NO_MOVE)
+        safe = self._check_solve(stop, lambda solver, cells: next(
+            (int(m) for m in ranked if solver.defences(cells, me, [m])[0]), NO_MOVE), board, NO_MOVE)
         if safe != NO_MOVE and safe != ranked[0]:
             result.refuted = tuple(int(m) for m in ranked[:list(ranked).index(safe)])
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
