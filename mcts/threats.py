@@ -109,6 +109,14 @@ class ThreatBoard:
                     if short[counts[whose]][counts[1 - whose]] == shape:
                         classes[attackers + base * defenders] = class_
         self._class_array, self._class = classes, classes.tolist()
+        # For each stone added or taken away (the change of a window's code), the change of class it
+        # makes from each code: (class before, class after), or None when the class stays.
+        self._changes = {}
+        for delta in (1, -1, base, -base):
+            self._changes[delta] = [
+                (self._class[c], self._class[c + delta])
+                if 0 <= c + delta < base ** 2 and self._class[c] != self._class[c + delta] else None
+                for c in range(base ** 2)]
         # Keys of the stones placed during a search (positions are told apart relative to the root).
         keys = np.random.default_rng(ZOBRIST_SEED).integers(0, 2**63, size=(3, geometry.size), dtype=np.int64)
         self._keys = keys.tolist()
@@ -148,16 +156,16 @@ class ThreatBoard:
         self.key ^= self._keys[colour][point]
 
     def _update(self, point: int, delta: int) -> None:
-        code, table, sets = self.code, self._class, self.sets
+        code, sets, changes = self.code, self.sets, self._changes[delta]
         for w in self.through[point]:
             before = code[w]
-            after = code[w] = before + delta
-            before, after = table[before], table[after]
-            if before != after:
-                if before:
-                    sets[before].discard(w)
-                if after:
-                    sets[after].add(w)
+            code[w] = before + delta
+            change = changes[before]
+            if change:  # the window's class changes: move it between the sets
+                if change[0]:
+                    sets[change[0]].discard(w)
+                if change[1]:
+                    sets[change[1]].add(w)
 
     def _tick(self) -> None:
         """Count one node: BudgetExhausted past the budget, Interrupted once ``stop`` says so."""

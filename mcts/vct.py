@@ -89,6 +89,7 @@ class VctSolver(ThreatBoard):
         self.max_nodes = max_nodes
         self.vcf_nodes = vcf_nodes
         self._solved: dict[int, bool] = {}
+        self._through_sets = [set(windows) for windows in self.through]  # the windows through each point
 
     # ------------------------------------------------------------------ public API
     def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
@@ -139,11 +140,16 @@ class VctSolver(ThreatBoard):
 
     def _prove(self, root: _Node) -> None:
         """Proof-number search from ``root`` (the loaded position, attacker to move) until it is
-        proved or disproved: descend to a most-proving node, expand it, update the path."""
+        proved or disproved: descend to a most-proving node, expand it, and update the numbers on
+        the way back up only as far as they change. A node whose numbers stay the same leaves its
+        ancestors' as they are, so the next descent from the root would come back to it: the
+        search goes on from there (the same nodes in the same order, without placing the stones
+        above it again)."""
         attacker, defender = self.attacker, 3 - self.attacker
-        while root.pn and root.dn:
-            path, keys, node = [root], [self.key], root
-            try:
+        path, keys = [root], [self.key]  # the nodes from the root down, and their positions' keys
+        try:
+            while root.pn and root.dn:
+                node = path[-1]
                 while node.children is not None:
                     if len(path) % 2:  # an OR node: the child easiest to prove
                         node = min(node.children, key=_proof)
@@ -153,40 +159,46 @@ class VctSolver(ThreatBoard):
                         self._place(node.move, defender)
                     path.append(node)
                     keys.append(self.key)
+                before = node.pn, node.dn
                 if len(path) % 2:
                     self._expand_or(node)
                 else:
                     self._expand_and(node)
-                for depth in range(len(path) - 1, -1, -1):
+                while True:
+                    depth = len(path) - 1
                     node = path[depth]
                     _update(node, or_node=depth % 2 == 0)
                     if depth % 2 == 0 and not (node.pn and node.dn):
                         self._solved[keys[depth]] = node.pn == 0  # transpositions
-            finally:
-                for depth in range(len(path) - 1, 0, -1):
-                    self._remove(path[depth].move, defender if depth % 2 == 0 else attacker)
+                    if depth == 0 or (node.pn, node.dn) == before:
+                        break
+                    path.pop()
+                    keys.pop()
+                    self._remove(node.move, defender if depth % 2 == 0 else attacker)
+                    before = path[-1].pn, path[-1].dn
+        finally:
+            for depth in range(len(path) - 1, 0, -1):
+                self._remove(path[depth].move, defender if depth % 2 == 0 else attacker)
 
     def _expand_or(self, node: _Node) -> None:
-        """Children of an OR node: the attacker's threats (an AND node each)."""
+        """Children of an OR node: the attacker's threats (an AND node each), judged without
+        placing their stones (``_judge``)."""
         sets = self.sets
+        fives = self._four_moves()
+        threes = {p: points for p, points in fives.items() if len(points) > 1}
         blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
         if blocks:
             candidates = sorted(blocks) if len(blocks) == 1 else []  # two cannot both be blocked
         else:
-            candidates = set(self._four_moves())
+            candidates = set(fives)
             cells = self.cells
             for w in sets[_ATTACKER_TWO]:
                 candidates.update(p for p in self.windows[w] if not cells[p])
             candidates = sorted(candidates)
-        attacker = self.attacker
         children = []
         for move in candidates:
             self._tick()
-            self._place(move, attacker)
-            try:
-                threat = self._judge(move)
-            finally:
-                self._remove(move, attacker)
+            threat = self._judge(move, fives, threes)
             if threat is not None:
                 children.append(_Node(move, len(threat.replies), 1, threat.replies))
                 if not threat.replies:
@@ -229,30 +241,44 @@ class VctSolver(ThreatBoard):
             return False  # no threat to make
         return None
 
-    def _judge(self, move: int) -> _Threat | None:
-        """The attacker's stone just placed at ``move``: a threat (with the replies to search), or
-        None."""
-        sets = self.sets
-        if sets[_ATTACKER_FOUR]:
-            points = {self._empty_of_four(w) for w in sets[_ATTACKER_FOUR]}
-            return _Threat(move, [] if len(points) > 1 else list(points))
-        fives = self._four_moves()
-        three_points = {p: points for p, points in fives.items() if len(points) > 1}
+    def _judge(self, move: int, fives: dict[int, set[int]], threes: dict[int, set[int]]) -> _Threat | None:
+        """The attacker's stone at ``move``, judged without placing it: a threat (with the replies
+        to search), or None. The attacker has no four; ``fives`` is its ``_four_moves`` and
+        ``threes`` the three points among them (two five points or more). The stone makes a four
+        from each of the attacker's threes it fills (the five points ``fives[move]``) and a three
+        from each of its twos it fills; no other window of the attacker's changes."""
+        made = fives.get(move)
+        if made:  # a four (one five point: the reply is forced) or a double (the attack wins)
+            return _Threat(move, [] if len(made) > 1 else list(made))
+        three_points = dict(threes)
+        code, table, cells = self.code, self._class, self.cells
+        for w in self.through[move]:
+            if table[code[w]] == _ATTACKER_TWO:  # with the stone, a three: its two other empties
+                first, second = [p for p in self.windows[w] if not cells[p] and p != move]
+                for point, other in ((first, second), (second, first)):
+                    points = three_points.get(point) or fives.get(point)
+                    if points is None:
+                        three_points[point] = {other}
+                    elif other not in points:
+                        three_points[point] = points | {other}
+        three_points = {p: points for p, points in three_points.items() if len(points) > 1}
         if not three_points:
             return None
-        return _Threat(move, self._replies(three_points))
+        return _Threat(move, self._replies(three_points, move))
 
-    def _replies(self, three_points: dict[int, set[int]]) -> list[int]:
-        """The defender's replies to a three: its defences (points that stop every three point)
-        and its counter-fours, ascending."""
+    def _replies(self, three_points: dict[int, set[int]], move: int) -> list[int]:
+        """The defender's replies to a three (the attacker's stone at ``move``): its defences
+        (points that stop every three point) and its counter-fours (the empty points of its threes
+        that ``move`` does not cut), ascending."""
         candidates = set(three_points)
         for points in three_points.values():
             candidates |= points
         replies = {r for r in candidates
                    if all(r == p or len(points - {r}) < 2 for p, points in three_points.items())}
-        cells = self.cells
+        cells, cut = self.cells, self._through_sets[move]
         for w in self.sets[_DEFENDER_THREE]:
-            replies.update(p for p in self.windows[w] if not cells[p])
+            if w not in cut:
+                replies.update(p for p in self.windows[w] if not cells[p])
         return sorted(replies)
 
 
