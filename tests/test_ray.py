@@ -60,7 +60,7 @@ def test_smoke_run_on_ray_is_interrupted_and_resumed_across_backends(monkeypatch
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     try:
-        config = load_config(ROOT / "configs/smoke.yaml", ["train.game_batch_num=4"])
+        config = load_config(ROOT / "configs/smoke.yaml", ["train.game_batch_num=4", "search.vct=false"])
         TrainPipeline(config, run / "r", device="cpu", progress=False).run()  # iteration 1 on the pool
         on_ray = TrainPipeline(None, run / "r", device="cpu", resume=True, progress=False, overrides=[
             "selfplay.backend=ray", "selfplay.workers=2", "selfplay.runtime=torch", "train.game_batch_num=12"])
@@ -122,7 +122,8 @@ def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
         ray.init(address=cluster.address, log_to_driver=False)
         # Every move sampled (temperature_moves 36): two games alike would be a game counted twice.
         config = load_config(ROOT / "configs/smoke.yaml", ["search.n_playout=8", "search.temperature_moves=36",
-                                                           "selfplay.runtime=torch", "selfplay.device=cpu"])
+                                                           "selfplay.runtime=torch", "selfplay.device=cpu",
+                                                           "search.vct=false"])  # faster games; not under test
         pool = RayPool(config, 2)  # joins the instance this process is connected to
         infos = ray.get([actor.info.remote() for actor in pool.actors()])
         assert {info.node_id for info in infos} == {cluster.head_node.node_id, second.node_id}
