@@ -213,7 +213,7 @@ def save_onnx(model: bytes, path: str | os.PathLike) -> Path:
     return path
 
 
-def _model_proto(model: str | os.PathLike | bytes):
+def model_proto(model: str | os.PathLike | bytes):
     """The ModelProto of an ONNX file or of serialised bytes; OnnxExportError when it is not one."""
     require("onnx")
     import onnx
@@ -230,7 +230,7 @@ def _model_proto(model: str | os.PathLike | bytes):
 
 
 def _metadata(model: str | os.PathLike | bytes) -> dict[str, str]:
-    return {entry.key: entry.value for entry in _model_proto(model).metadata_props}
+    return {entry.key: entry.value for entry in model_proto(model).metadata_props}
 
 
 def read_net_config(model: str | os.PathLike | bytes) -> NetConfig | None:
@@ -261,7 +261,7 @@ def check_finite(model: str | os.PathLike | bytes) -> None:
     """Raise OnnxExportError when a weight (an initializer) of the model is a NaN or an infinity."""
     from onnx import numpy_helper
 
-    for tensor in _model_proto(model).graph.initializer:
+    for tensor in model_proto(model).graph.initializer:
         array = numpy_helper.to_array(tensor)
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             raise OnnxExportError(f"{_name(model)} holds non-finite "

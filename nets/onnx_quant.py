@@ -20,7 +20,7 @@ import numpy as np
 
 from nets.checkpoint import first_line
 from nets.model import IN_PLANES
-from nets.onnx_export import INPUT_NAME, OnnxExportError, _model_proto, require
+from nets.onnx_export import INPUT_NAME, OnnxExportError, model_proto, require
 
 CALIBRATION_BATCH = 32  # planes per calibration run (the ranges are the same whatever the split)
 
@@ -54,7 +54,7 @@ def quantize_int8(model: bytes, calibration: np.ndarray) -> bytes:
     if calibration.ndim != 4 or calibration.shape[1] != IN_PLANES or len(calibration) == 0:
         raise ValueError(f"calibration planes must be an array [N, {IN_PLANES}, H, W] with N >= 1, "
                          f"got shape {calibration.shape}")
-    source = _model_proto(model)
+    source = model_proto(model)
     with tempfile.TemporaryDirectory(prefix="gomoku-int8-") as folder:
         float_path, int8_path = Path(folder, "float.onnx"), Path(folder, "int8.onnx")
         float_path.write_bytes(model)
@@ -69,7 +69,7 @@ def quantize_int8(model: bytes, calibration: np.ndarray) -> bytes:
             raise OnnxExportError(f"the model cannot be quantised to int8: {first_line(error)}") from error
         finally:
             root.removeFilter(_no_preprocessing_advice)
-        quantised = _model_proto(int8_path.read_bytes())
+        quantised = model_proto(int8_path.read_bytes())
     del quantised.metadata_props[:]
     quantised.metadata_props.extend(source.metadata_props)
     quantised.producer_name = source.producer_name
