@@ -44,6 +44,7 @@ and the defender's threes (where a counter-four can start).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -282,12 +283,7 @@ class VctSolver(ThreatBoard):
         return sorted(replies)
 
 
-def _proof(node: _Node) -> int:
-    return node.pn
-
-
-def _disproof(node: _Node) -> int:
-    return node.dn
+_proof, _disproof = attrgetter("pn"), attrgetter("dn")  # a node's numbers (min's key, in C)
 
 
 def _update(node: _Node, or_node: bool) -> None:
@@ -298,8 +294,8 @@ def _update(node: _Node, or_node: bool) -> None:
     if not children:
         node.pn, node.dn = (INFINITE, 0) if or_node else (0, INFINITE)
     elif or_node:
-        node.pn = min(c.pn for c in children)
-        node.dn = min(sum(c.dn for c in children), INFINITE)
+        node.pn = min(map(_proof, children))
+        node.dn = min(sum(map(_disproof, children)), INFINITE)
     else:
-        node.pn = min(sum(c.pn for c in children), INFINITE)
-        node.dn = min(c.dn for c in children)
+        node.pn = min(sum(map(_proof, children)), INFINITE)
+        node.dn = min(map(_disproof, children))
