@@ -347,3 +347,35 @@ def test_an_interrupted_final_check_changes_nothing():
     result = player.analyse(board, should_stop=lambda: True)
     assert player.last_threatened and result.visits.argmax() == losing
     assert result.refuted == () and result.best_move() == losing
+
+
+# ---------------------------------------------------------------- pinned answers
+# sha256 (first 16 hex digits) of the JSON of every answer below, as the solver of commit 92a9930
+# gave them: its speed-ups since must change nothing, node for node. Change it only with a
+# deliberate change of the search (say why in the commit).
+PINNED_ANSWERS = "bb9e92927697c7dc"
+
+
+def test_the_solvers_answers_are_pinned():
+    """Status, first move and node count of every solve, each side attacking, on every position of
+    2 seeded heuristic games (budget 1000); and the defences of the first 8 searched wins."""
+    import hashlib
+    import json
+
+    from gomoku.players.classical import _cells
+    from gomoku.training.bench_common import BenchSettings
+    from gomoku.training.bench_threats import game_positions
+
+    solver = VctSolver(Geometry(9, 9, 5), 1000)
+    answers, defended = [], 0
+    for position_board in game_positions(BenchSettings(vcf_games=2)):
+        cells = _cells(position_board)
+        for attacker in (1, 2):
+            result = solver.solve(cells, attacker)
+            answers.append((result.status.value, result.move, result.nodes))
+            if result.win and result.nodes > 0 and defended < 8:
+                defended += 1
+                stops = solver.defences(cells, 3 - attacker, np.flatnonzero(cells[:-1] == 0))
+                answers.append(np.flatnonzero(stops).tolist())
+    assert defended == 8 and len(answers) == 332
+    assert hashlib.sha256(json.dumps(answers).encode()).hexdigest()[:16] == PINNED_ANSWERS
