@@ -23,11 +23,12 @@ from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted
 from mcts.vct import VctSolver
 
 PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
-# The az player's final check (docs/threats.md): when the opponent, were it their move, has a VCT
-# found within CHECK_NODES nodes, the most visited moves (at most CHECK_CANDIDATES) are tried in
-# turn and the first after which it has none is played.
-# Under a clock the trigger may take CHECK_TIME_SHARE of the move's time, and when it fires the
-# search leaves that share to the candidates' checks.
+# The az player's deep checks (docs/threats.md), before and after its search: a VCT of its own
+# found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
+# (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
+# first after which it has none is played.
+# Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time,
+# and when the final check fires the search leaves that share to the candidates' checks.
 CHECK_NODES = 100_000
 CHECK_CANDIDATES = 8
 CHECK_TIME_SHARE = 0.25
@@ -147,7 +148,13 @@ class SearchPlayer(Player):
             deadline = time.perf_counter() + self.seconds
             time_left = lambda: deadline - time.perf_counter()  # noqa: E731
         interrupt = _interrupt(should_stop, time_left)
-        threatened = self.threatened(board, _interrupt(should_stop, _share(time_left, CHECK_TIME_SHARE)))
+        check_stop = _interrupt(should_stop, _share(time_left, CHECK_TIME_SHARE))  # both checks' time
+        win = self.deep_win(board, check_stop)
+        if win != NO_MOVE:  # a forced win: no search needed
+            self.last_threatened = False
+            self.last_result = proven_win(board, win)
+            return self.last_result
+        threatened = self.threatened(board, check_stop)
         self.last_threatened = threatened
         if threatened and time_left is not None:  # keep a share of the time for the final check
             time_left = _share(time_left, 1 - CHECK_TIME_SHARE)
@@ -182,6 +189,10 @@ class SearchPlayer(Player):
         self.last_result = result
         return result
 
+    def deep_win(self, board: Board, stop: Callable[[], bool] | None) -> int:
+        """The first move of a forced win to play without a search (never here: see AlphaZeroPlayer)."""
+        return NO_MOVE
+
     def threatened(self, board: Board, stop: Callable[[], bool] | None) -> bool:
         """Whether the search's chosen move needs the final check (never here: see AlphaZeroPlayer)."""
         return False
@@ -206,6 +217,14 @@ class PureMCTSPlayer(SearchPlayer):
     @staticmethod
     def _rollouts(board: Board, rng: np.random.Generator) -> RolloutEvaluator:
         return RolloutEvaluator(board.width, board.height, board.n_in_row, rng)
+
+
+def proven_win(board: Board, move: int) -> SearchResult:
+    """The result of a move that wins by force (a proved VCT): all the weight on ``move``, value +1,
+    no playouts."""
+    visits = np.zeros(board.width * board.height)
+    visits[move] = 1.0
+    return SearchResult(visits=visits, priors=visits.copy(), value=1.0, playouts=0)
 
 
 def _interrupt(should_stop: Callable[[], bool] | None,
@@ -276,6 +295,16 @@ class AlphaZeroPlayer(SearchPlayer):
         return cls(evaluator, n_playout=n_playout, c_puct=settings.c_puct, seed=seed,
                    forced_moves=settings.forced_moves, vcf=settings.vcf, vcf_nodes=settings.vcf_nodes,
                    vct=settings.vct, vct_nodes=settings.vct_nodes, **kwargs)
+
+    def deep_win(self, board: Board, stop: Callable[[], bool] | None) -> int:
+        """The first check (``check_nodes`` > 0, with ``vct``): the first move of a VCT of the player
+        to move found within ``check_nodes`` (NO_MOVE: none found, or stopped). The root's rules
+        play a VCT found within ``vct_nodes``; this one looks further, and a win found is played
+        without a search."""
+        if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
+            return NO_MOVE
+        return self._check_solve(stop, lambda solver, cells: solver.solve(cells, board.current_player).move,
+                                 board, NO_MOVE)
 
     def threatened(self, board: Board, stop: Callable[[], bool] | None) -> bool:
         """The final check's trigger (``check_nodes`` > 0, with ``vct``): whether the opponent would
