@@ -84,8 +84,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "exact forced-move rules (take a five, block a four; VCF goes with them)")
     parser.add_argument("--no-vcf", action="store_true", help="az players: forced moves without the "
                         "continuous-four (VCF) solver")
-    parser.add_argument("--check-nodes", type=int, metavar="N", help="az players: the final threat "
-                        "check's VCT budget (0: off; default: the player's, docs/threats.md)")
+    parser.add_argument("--check-nodes", type=int, metavar="N", help="az players: the VCT budget of "
+                        "their deep checks (their own win, then the final threat check; 0: off; "
+                        "default: the player's, docs/threats.md)")
     args = parser.parse_args(argv)
     if args.check_nodes is not None and args.check_nodes < 0:
         parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")

@@ -8,10 +8,10 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
-from gomoku.players.search import AlphaZeroPlayer
+from gomoku.players.search import CHECK_NODES, AlphaZeroPlayer
 from mcts import UniformEvaluator
 from mcts.geometry import Geometry
-from mcts.threats import ThreatStatus, VcfSolver
+from mcts.threats import NO_MOVE, ThreatStatus, VcfSolver
 from mcts.vct import DEFAULT_VCT_NODES, VctSolver
 from tests.boards import at, position
 from tests.test_threats import Brute, board, random_position
@@ -336,8 +336,22 @@ def test_the_final_check_never_passes_over_a_win():
     # (4, 5)) were it its move, so the final check runs, and keeps the winning move.
     board = position(xs=[(2, 5), (3, 5), (4, 3), (4, 4)], os_=[(8, 0), (8, 1), (8, 2), (8, 3)])
     player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
+    player.deep_win = lambda board, stop: NO_MOVE  # (it would play the five without a search)
     assert player.threatened(board, None)
     assert player.get_action(board) == at(board, (8, 4))[0] and player.last_result.refuted == ()
+    assert player.last_result.playouts == 20  # searched, then checked
+
+
+def test_a_deep_vct_of_its_own_is_played_without_a_search():
+    # Black to move after White's B4 (move 8) has a VCT the root's rules (1,000 nodes) do not
+    # find: the solver needs 37,462 nodes. The first check (100,000) finds and plays it.
+    board, cells = board_after(GAME_B4, 8), cells_after(GAME_B4, 8)
+    win = VctSolver(Geometry(9, 9, 5), CHECK_NODES).solve(cells, 1)
+    assert win.win and not VctSolver(Geometry(9, 9, 5)).solve(cells, 1).win
+    result = AlphaZeroPlayer(UniformEvaluator(), n_playout=20).analyse(board)
+    assert result.best_move() == win.move and result.playouts == 0 and result.value == 1.0
+    searched = AlphaZeroPlayer(UniformEvaluator(), n_playout=20, check_nodes=0).analyse(board)
+    assert searched.playouts == 20
 
 
 def test_an_interrupted_final_check_changes_nothing():

@@ -145,7 +145,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     rules (take a five, block a four; see ``mcts.rules``), and with them its VCF rules;
     ``vcf=False`` turns off only those (play and stop wins by continuous fours), ``vct=False``
     only the root's VCT rules (play and stop wins by fours and threes); ``check_nodes``: the az
-    player's final threat check budget (0 off; None the player's default). ``threads``: the az
+    player's deep checks' budget (its own VCT, the final threat check; 0 off; None the player's
+    default). ``threads``: the az
     player's onnxruntime threads (1 where several players share the cores).
     """
     parsed = parse_spec(spec)
