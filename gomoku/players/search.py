@@ -27,8 +27,9 @@ PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/t
 # found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
 # first after which it has none is played.
-# Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time,
-# and when the final check fires the search leaves that share to the candidates' checks.
+# Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
+# first half of it at most), and when the final check fires the search leaves that share to the
+# candidates' checks.
 CHECK_NODES = 100_000
 CHECK_CANDIDATES = 8
 CHECK_TIME_SHARE = 0.25
@@ -148,8 +149,10 @@ class SearchPlayer(Player):
             deadline = time.perf_counter() + self.seconds
             time_left = lambda: deadline - time.perf_counter()  # noqa: E731
         interrupt = _interrupt(should_stop, time_left)
-        check_stop = _interrupt(should_stop, _share(time_left, CHECK_TIME_SHARE))  # both checks' time
-        win = self.deep_win(board, check_stop)
+        # Under a clock the two checks before the search take at most CHECK_TIME_SHARE of the time
+        # together, the first at most half of it.
+        check_stop = _interrupt(should_stop, _share(time_left, CHECK_TIME_SHARE))
+        win = self.deep_win(board, _interrupt(should_stop, _share(time_left, CHECK_TIME_SHARE / 2)))
         if win != NO_MOVE:  # a forced win: no search needed
             self.last_threatened = False
             self.last_result = proven_win(board, win)
