@@ -31,7 +31,8 @@ def test_az_player_from_checkpoint(model_path):
     assert not player.config.noise  # noise is for self-play only
     board = Board.from_moves(BOTH_FOUR)
     assert player.get_action(board) == 40
-    result = player.last_result
+    assert player.last_result.playouts == 0 and player.last_result.value == 1.0  # a won line: no search
+    result = player.analyse(Board.from_moves([40, 41]))
     assert result.visits.sum() == 99 and -1 <= result.value <= 1
     with pytest.raises(ValueError, match="9x9 board, not 7x7"):
         player.get_action(Board(7, 7, 5))
