@@ -90,7 +90,6 @@ class VctSolver(ThreatBoard):
         self.max_nodes = max_nodes
         self.vcf_nodes = vcf_nodes
         self._solved: dict[int, bool] = {}
-        self._through_sets = [set(windows) for windows in self.through]  # the windows through each point
 
     # ------------------------------------------------------------------ public API
     def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
@@ -276,9 +275,9 @@ class VctSolver(ThreatBoard):
             candidates |= points
         replies = {r for r in candidates
                    if all(r == p or len(points - {r}) < 2 for p, points in three_points.items())}
-        cells, cut = self.cells, self._through_sets[move]
+        cells = self.cells
         for w in self.sets[_DEFENDER_THREE]:
-            if w not in cut:
+            if move not in self.windows[w]:
                 replies.update(p for p in self.windows[w] if not cells[p])
         return sorted(replies)
 

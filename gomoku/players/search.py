@@ -268,7 +268,8 @@ class AlphaZeroPlayer(SearchPlayer):
     the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
     size in front of the evaluator (a position met again, in this search or an earlier one of the
     game, costs no net call; the answers are the same). ``check_nodes`` (with ``vct``; 0 off) is
-    the final check's budget: the move is checked against the opponent's VCT (``final_check``)."""
+    the budget of the deep checks: a VCT of its own is played at once (``deep_win``), and the move
+    is checked against the opponent's (``threatened``, ``final_check``)."""
 
     def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
@@ -285,7 +286,7 @@ class AlphaZeroPlayer(SearchPlayer):
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
         self.check_nodes = check_nodes if vct else 0
-        self._checker: VctSolver | None = None  # the final check's solver, for boards of _checker_shape
+        self._checker: VctSolver | None = None  # the deep checks' solver, for boards of _checker_shape
         self._checker_shape: tuple[int, int, int] | None = None
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
                          seconds, n_playout)
@@ -335,7 +336,7 @@ class AlphaZeroPlayer(SearchPlayer):
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
 
     def _check_solve(self, stop, solve, board: Board, interrupted):
-        """``solve(solver, cells)`` with the final check's solver for this board, stopped by
+        """``solve(solver, cells)`` with the deep checks' solver for this board, stopped by
         ``stop`` (then ``interrupted`` is the answer)."""
         shape = (board.width, board.height, board.n_in_row)
         if self._checker is None or self._checker_shape != shape:

@@ -133,9 +133,10 @@ def bench_vct_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
 
 def bench_final_check(s: BenchSettings, positions: list[Board] | None = None, every: int = 4,
                       evaluator=None) -> dict:
-    """What the az player's final threat check (``AlphaZeroPlayer.final_check``, at its default
-    budget) costs a move of ``az_playouts`` playouts: the mean and slowest move with and without it
-    on every ``every``-th of ``positions`` (a fresh tree each), and how often it ran and changed
+    """What the az player's deep checks (its own VCT, ``AlphaZeroPlayer.deep_win``, and the final
+    threat check, ``final_check``, at their default budget; ``check_nodes=0`` turns both off) cost
+    a move of ``az_playouts`` playouts: the mean and slowest move with and without them on every
+    ``every``-th of ``positions`` (a fresh tree each), and how often the final check ran and changed
     the move."""
     from gomoku.players.search import AlphaZeroPlayer
 
@@ -188,10 +189,10 @@ def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None 
             f"without, {figures['vct_calls_per_move']:.1f} VCT calls a move ({figures['vct_moves_measured']} moves)")
         figures = bench_final_check(s, positions, evaluator=evaluator)
         results[f"final_check {name}"] = figures
-        log(f"final check, {name}: {figures['move_ms_check']:.0f} ms a move with it (slowest "
+        log(f"deep checks, {name}: {figures['move_ms_check']:.0f} ms a move with them (slowest "
             f"{figures['move_ms_max_check']:.0f}), {figures['move_ms_no_check']:.0f} without (slowest "
-            f"{figures['move_ms_max_no_check']:.0f}); ran on {figures['check_triggered']}, changed "
-            f"{figures['check_changed_move']} of {figures['check_moves_measured']} moves")
+            f"{figures['move_ms_max_no_check']:.0f}); the final check ran on {figures['check_triggered']}, "
+            f"changed {figures['check_changed_move']} of {figures['check_moves_measured']} moves")
     results.update(bench_vct_selfplay(s))
     log(f"self-play, in process: {results['selfplay_positions_per_s_vct']:.2f} positions/s with VCT, "
         f"{results['selfplay_positions_per_s_no_vct']:.2f} without ({results['selfplay_vct_cost']:.2f}x)")
