@@ -185,7 +185,8 @@ def test_the_static_server_serves_files_only(tmp_path, capfd):
 
 def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
     """`play.py --web` exports into a temp folder, serves it on localhost and opens a browser
-    (here BROWSER is `true`, a command that opens nothing); Ctrl-C stops it and removes the folder."""
+    (here BROWSER is a script that opens nothing and never returns); Ctrl-C stops it and removes
+    the folder, even while it still waits for the browser (a race CI once met)."""
     import os
     import re
     import signal
@@ -193,7 +194,11 @@ def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
     import time
     import urllib.request
 
-    env = dict(os.environ, BROWSER="true")
+    opened = tmp_path / "browser.pid"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f"#!/bin/sh\necho $$ > {opened}.part && mv {opened}.part {opened}\nexec sleep 120\n")
+    browser.chmod(0o755)
+    env = dict(os.environ, BROWSER=str(browser))
     process = subprocess.Popen([sys.executable, str(REPO_ROOT / "scripts" / "play.py"), "--web"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -210,6 +215,9 @@ def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
             assert json.loads(response.read())["arch"] == "conv3"
         with urllib.request.urlopen(url + "worker.js") as response:
             assert "javascript" in response.headers["Content-Type"]  # a worker script needs a JS type
+        while not opened.exists():  # play.py now waits for the browser command
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         process.send_signal(signal.SIGINT)
         assert process.wait(30) == 0
         assert not Path(folder).exists()
@@ -217,6 +225,8 @@ def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
         if process.poll() is None:
             process.kill()
             process.wait()
+        if opened.exists():
+            os.kill(int(opened.read_text()), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------- the net

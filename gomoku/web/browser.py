@@ -371,10 +371,10 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
         server = StaticServer(site, port)
     except OSError:
         server = StaticServer(site, 0)
-    print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
-    if open_browser:
-        webbrowser.open(server.url)
-    try:
+    try:  # Ctrl-C may come at once, even while the browser is still being opened
+        print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
+        if open_browser:
+            webbrowser.open(server.url)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
