@@ -99,74 +99,65 @@ def test_smoke_run_on_ray_is_interrupted_and_resumed_across_backends(monkeypatch
 
 
 @needs_ray
-def test_killed_actor_on_a_second_node_and_a_lost_node(monkeypatch):
+def test_killed_actor_on_a_second_node_and_a_lost_node():
     """Two Ray nodes on this machine, one actor each: the actor of the second node is killed in
     the middle of self-play (Ray restarts it), later the node itself is lost; both times the
     run returns at least the games asked for, every game counted once."""
     import ray
-    from ray.cluster_utils import Cluster
 
+    from gomoku.training.bench import local_ray_cluster
     from gomoku.training.messages import EvalTask, SelfPlayTask
     from gomoku.training.ray_backend import RayPool
     from nets import NetConfig, build_net
 
-    temp = Path(tempfile.mkdtemp(prefix="gzc"))
-    (temp / "ray").mkdir()  # where Cluster writes the address file of ray.init(address="auto")
-    monkeypatch.setenv("RAY_TMPDIR", str(temp))
-    monkeypatch.setenv("HOME", str(temp))
-    node_args = {"num_cpus": 1, "temp_dir": str(temp), "include_dashboard": False}
-    cluster = Cluster(initialize_head=True, head_node_args=node_args)
     pool = None
-    try:
-        second = cluster.add_node(**{k: v for k, v in node_args.items() if k != "include_dashboard"})
-        ray.init(address=cluster.address, log_to_driver=False)
-        # Every move sampled (temperature_moves 36): two games alike would be a game counted twice.
-        config = load_config(ROOT / "configs/smoke.yaml", ["search.n_playout=8", "search.temperature_moves=36",
-                                                           "selfplay.runtime=torch", "selfplay.device=cpu",
-                                                           "search.vct=false"])  # faster games; not under test
-        pool = RayPool(config, 2)  # joins the instance this process is connected to
-        infos = ray.get([actor.info.remote() for actor in pool.actors()])
-        assert {info.node_id for info in infos} == {cluster.head_node.node_id, second.node_id}
-        victim = next(info for info in infos if info.node_id == second.node_id)
-        pool.publish(build_net(NetConfig(6, 6)).state_dict())
+    with local_ray_cluster(2) as cluster:
+        try:
+            (second,) = cluster.worker_nodes
+            # Every move sampled (temperature_moves 36): two games alike would be a game counted twice.
+            config = load_config(ROOT / "configs/smoke.yaml", ["search.n_playout=8", "search.temperature_moves=36",
+                                                               "selfplay.runtime=torch", "selfplay.device=cpu",
+                                                               "search.vct=false"])  # faster games; not under test
+            pool = RayPool(config, 2)  # joins the instance this process is connected to
+            infos = ray.get([actor.info.remote() for actor in pool.actors()])
+            assert {info.node_id for info in infos} == {cluster.head_node.node_id, second.node_id}
+            victim = next(info for info in infos if info.node_id == second.node_id)
+            pool.publish(build_net(NetConfig(6, 6)).state_dict())
 
-        def play(on_first_game, seeds):
-            progress = []
+            def play(on_first_game, seeds):
+                progress = []
 
-            def on_progress(n):
-                if not progress:
-                    on_first_game()
-                progress.append(n)
+                def on_progress(n):
+                    if not progress:
+                        on_first_game()
+                    progress.append(n)
 
-            answers = pool.run([SelfPlayTask(5, seed) for seed in seeds], on_progress=on_progress)
-            games = [game for answer in answers for game in answer.games]
-            assert all(len(answer.games) >= 5 for answer in answers)
-            assert sum(progress) == len(games)  # each game reported once
-            assert len({tuple(game.moves) for game in games}) == len(games)  # no game twice
-            return games
+                answers = pool.run([SelfPlayTask(5, seed) for seed in seeds], on_progress=on_progress)
+                games = [game for answer in answers for game in answer.games]
+                assert all(len(answer.games) >= 5 for answer in answers)
+                assert sum(progress) == len(games)  # each game reported once
+                assert len({tuple(game.moves) for game in games}) == len(games)  # no game twice
+                return games
 
-        play(lambda: os.kill(victim.pid, signal.SIGKILL), (1, 2))
-        assert pool.restarts == 1 and pool.wait_for_actors(120) == 2  # back on its node
-        infos = ray.get([actor.info.remote() for actor in pool.actors()])
-        revived = next(info for info in infos if info.node_id == second.node_id)
+            play(lambda: os.kill(victim.pid, signal.SIGKILL), (1, 2))
+            assert pool.restarts == 1 and pool.wait_for_actors(120) == 2  # back on its node
+            infos = ray.get([actor.info.remote() for actor in pool.actors()])
+            revived = next(info for info in infos if info.node_id == second.node_id)
 
-        def lose_node():
-            # A lost machine takes its processes with it. On one machine the actor's worker would
-            # outlive its raylet for a moment and could answer every remaining call first (this
-            # happened in CI), so it dies first and its node right after.
-            os.kill(revived.pid, signal.SIGKILL)
-            cluster.remove_node(second, allow_graceful=False)
+            def lose_node():
+                # A lost machine takes its processes with it. On one machine the actor's worker would
+                # outlive its raylet for a moment and could answer every remaining call first (this
+                # happened in CI), so it dies first and its node right after.
+                os.kill(revived.pid, signal.SIGKILL)
+                cluster.remove_node(second, allow_graceful=False)
 
-        play(lose_node, (3, 4))
-        assert pool.restarts == 2 and pool.wait_for_actors(0) == 1  # no node left to restart it on
-        evaluation = pool.run([EvalTask((0, 2), "random", 7), EvalTask((1,), "random", 7)])
-        assert [[game.index for game in answer.games] for answer in evaluation] == [[0, 2], [1]]
-    finally:
-        if pool is not None:
-            pool.close()
-        ray.shutdown()
-        cluster.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+            play(lose_node, (3, 4))
+            assert pool.restarts == 2 and pool.wait_for_actors(0) == 1  # no node left to restart it on
+            evaluation = pool.run([EvalTask((0, 2), "random", 7), EvalTask((1,), "random", 7)])
+            assert [[game.index for game in answer.games] for answer in evaluation] == [[0, 2], [1]]
+        finally:
+            if pool is not None:
+                pool.close()
 
 
 @needs_ray
