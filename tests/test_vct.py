@@ -8,7 +8,7 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
-from gomoku.players.search import CHECK_NODES, AlphaZeroPlayer
+from gomoku.players.search import CHECK_NODES, CHECK_TIME_SHARE, AlphaZeroPlayer
 from mcts import UniformEvaluator
 from mcts.geometry import Geometry
 from mcts.threats import NO_MOVE, ThreatStatus, VcfSolver
@@ -377,6 +377,30 @@ def test_a_deep_vct_of_its_own_is_played_without_a_search():
     assert result.best_move() == win.move and result.playouts == 0 and result.value == 1.0
     searched = AlphaZeroPlayer(UniformEvaluator(), n_playout=20, check_nodes=0).analyse(board)
     assert searched.playouts == 20
+
+
+def test_under_a_clock_the_checks_before_the_search_share_a_quarter_of_the_time():
+    # A clock of 1 s that moves only when the checks say so: the own-VCT solve may run to 1/8 of
+    # the move's time, the opponent's threat solve to 1/4 from the start (CHECK_TIME_SHARE).
+    now, seen = [0.0], []
+
+    def at(when: float, stop) -> bool:
+        now[0] = when
+        return stop()
+
+    def deep_win(board, stop):
+        seen.extend([at(0.12, stop), at(0.13, stop)])
+        return NO_MOVE
+
+    def threatened(board, stop):
+        seen.extend([at(0.24, stop), at(0.26, stop)])
+        return False
+
+    player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
+    player.deep_win, player.threatened = deep_win, threatened
+    result = player.analyse(Board(), time_left=lambda: 1.0 - now[0])
+    assert CHECK_TIME_SHARE == 0.25 and seen == [False, True, False, True]
+    assert result.playouts == 20  # then the search, with the time left
 
 
 def test_an_interrupted_final_check_changes_nothing():
