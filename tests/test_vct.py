@@ -331,31 +331,6 @@ def test_the_final_check_passes_over_moves_that_leave_a_vct():
     assert played[DEFAULT_VCT_NODES] == stopping and player.last_result.refuted == (losing,)
 
 
-# White's F4 (move 14) lost to ab:4:vct (models/final-check, game 25 of the "deep" match).
-GAME_F4 = "E6,E5,D5,F5,E4,D4,F7,C4,C6,F3,B7,A8,E7,F4"
-
-
-def test_the_final_check_prefers_a_proved_defence_to_a_move_it_cannot_settle():
-    # White to move at move 14; Black would have a VCT. After White's F4 Black's VCT takes
-    # 144,003 nodes to find, so a 30,000-node check cannot settle F4 (the check used to let such a
-    # move stand); after D6 Black provably has none. The priors favour F4, then D6.
-    board, cells = board_after(GAME_F4, 13), cells_after(GAME_F4, 13)
-    f4, d6, budget = parse_point(board, "F4"), parse_point(board, "D6"), 30_000
-
-    def black_after(move: int, nodes: int) -> ThreatStatus:
-        after = cells.copy()
-        after[move] = 2
-        return VctSolver(Geometry(9, 9, 5), nodes).solve(after, 1).status
-
-    assert black_after(f4, budget) is ThreatStatus.UNKNOWN and black_after(f4, 150_000) is ThreatStatus.WIN
-    assert black_after(d6, budget) is ThreatStatus.NO_WIN
-    player = AlphaZeroPlayer(Favours(f4, d6), n_playout=30, vct_nodes=1, check_nodes=budget)
-    player.config = replace(player.config, vct_leaf_depth=0)
-    assert player.get_action(board) == d6
-    assert player.last_threatened and player.last_result.visits.argmax() == f4
-    assert player.last_result.refuted == (f4,)
-
-
 def test_the_final_check_never_passes_over_a_win():
     # White (O) to move completes five at (8, 4); Black would have a VCT (the double three at
     # (4, 5)) were it its move, so the final check runs, and keeps the winning move.

@@ -19,14 +19,14 @@ from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, Sear
 from mcts.evaluators import CachedEvaluator
 from mcts.geometry import Geometry
 from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
-from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
+from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted
 from mcts.vct import VctSolver
 
 PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
 # The az player's deep checks (docs/threats.md), before and after its search: a VCT of its own
 # found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
-# first after which it provably has none is played (else the first the check cannot settle).
+# first after which it has none is played.
 # Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
 # first half of it at most), and when the final check fires the search leaves that share to the
 # candidates' checks.
@@ -321,35 +321,18 @@ class AlphaZeroPlayer(SearchPlayer):
                                  board, False)
 
     def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None) -> None:
-        """When ``threatened``: of the most visited moves (at most ``CHECK_CANDIDATES``), play the
-        first after which the opponent provably has no VCT; when none is proved so, the first whose
-        check runs out of budget (the most visited move when every one loses): a move the check
-        cannot settle may lose to a longer VCT (docs/threats.md). Under a clock ``stop`` ends the
-        checks, and the best found so far stands."""
+        """When ``threatened``: pass over the most visited moves (at most ``CHECK_CANDIDATES``)
+        after which the opponent still has a VCT, to the first after which it has none (none such:
+        the most visited move stays). An interrupted check changes nothing."""
         ranked = np.argsort(-result.visits, kind="stable")[:CHECK_CANDIDATES]
-        ranked = [int(m) for m in ranked if result.visits[m] > 0]
+        ranked = ranked[result.visits[ranked] > 0]
         me = board.current_player
-        if len(ranked) <= 1 or ranked[0] in winning_points(board, me):
+        if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):
             return
-
-        def first_safe(solver: VctSolver, cells: np.ndarray) -> int:
-            unsettled = NO_MOVE
-            try:
-                for move in ranked:
-                    cells[move] = me
-                    status = solver.solve(cells, other(me)).status
-                    cells[move] = 0
-                    if status is ThreatStatus.NO_WIN:
-                        return move
-                    if status is ThreatStatus.UNKNOWN and unsettled == NO_MOVE:
-                        unsettled = move
-            except Interrupted:
-                pass
-            return unsettled
-
-        safe = self._check_solve(stop, first_safe, board, NO_MOVE)
+        safe = self._check_solve(stop, lambda solver, cells: next(
+            (int(m) for m in ranked if solver.defences(cells, me, [m])[0]), NO_MOVE), board, NO_MOVE)
         if safe != NO_MOVE and safe != ranked[0]:
-            result.refuted = tuple(ranked[:ranked.index(safe)])
+            result.refuted = tuple(int(m) for m in ranked[:list(ranked).index(safe)])
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
 
     def _check_solve(self, stop, solve, board: Board, interrupted):
