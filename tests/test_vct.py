@@ -8,7 +8,7 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
-from gomoku.players.search import CHECK_NODES, CHECK_TIME_SHARE, AlphaZeroPlayer
+from gomoku.players.search import CHECK_NODES, CHECK_TIME_SHARE, UNSETTLED_CHECK_DIVISOR, AlphaZeroPlayer
 from mcts import UniformEvaluator
 from mcts.geometry import Geometry
 from mcts.threats import NO_MOVE, ThreatStatus, VcfSolver
@@ -331,13 +331,34 @@ def test_the_final_check_passes_over_moves_that_leave_a_vct():
     assert played[DEFAULT_VCT_NODES] == stopping and player.last_result.refuted == (losing,)
 
 
+# White's G6 (move 26) lost to ab:4:vct: a VCT the check did not see before the move, found after it.
+GAME_G6 = "E5,F5,F6,D4,D6,E6,F4,G3,C7,B8,D7,D5,E7,F7,C4,C5,G5,D8,E3,D2,E4,E8,C8,F8,G8,G6"
+
+
+def test_the_final_check_runs_smaller_when_the_threat_is_not_settled():
+    # White to move at move 26: whether Black would have a VCT, 60,000 nodes cannot settle. After
+    # White's G6 it has one that 12,393 nodes find, within the smaller check (60,000 // 4 a
+    # candidate); after H6 none is found. The priors favour G6, then H6.
+    board, cells = board_after(GAME_G6, 25), cells_after(GAME_G6, 25)
+    g6, h6, budget = parse_point(board, "G6"), parse_point(board, "H6"), 60_000
+    assert VctSolver(Geometry(9, 9, 5), budget).solve(cells, 1).status is ThreatStatus.UNKNOWN
+    small = budget // UNSETTLED_CHECK_DIVISOR
+    assert list(VctSolver(Geometry(9, 9, 5)).defences(cells, 2, [g6, h6], small)) == [False, True]
+    player = AlphaZeroPlayer(Favours(g6, h6), n_playout=30, vct_nodes=1, check_nodes=budget)
+    player.config = replace(player.config, vct_leaf_depth=0)
+    assert player.final_check_nodes(board, None) == small
+    assert player.get_action(board) == h6
+    assert player.last_threatened and player.last_result.visits.argmax() == g6
+    assert player.last_result.refuted == (g6,)
+
+
 def test_the_final_check_never_passes_over_a_win():
     # White (O) to move completes five at (8, 4); Black would have a VCT (the double three at
     # (4, 5)) were it its move, so the final check runs, and keeps the winning move.
     board = position(xs=[(2, 5), (3, 5), (4, 3), (4, 4)], os_=[(8, 0), (8, 1), (8, 2), (8, 3)])
     player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
     player.deep_win = lambda board, stop: NO_MOVE  # (it would play the five without a search)
-    assert player.threatened(board, None)
+    assert player.final_check_nodes(board, None) == CHECK_NODES
     assert player.get_action(board) == at(board, (8, 4))[0] and player.last_result.refuted == ()
     assert player.last_result.playouts == 20  # searched, then checked
 
@@ -367,12 +388,12 @@ def test_under_a_clock_the_checks_before_the_search_share_a_quarter_of_the_time(
         seen.extend([at(0.12, stop), at(0.13, stop)])
         return NO_MOVE
 
-    def threatened(board, stop):
+    def final_check_nodes(board, stop):
         seen.extend([at(0.24, stop), at(0.26, stop)])
-        return False
+        return 0
 
     player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
-    player.deep_win, player.threatened = deep_win, threatened
+    player.deep_win, player.final_check_nodes = deep_win, final_check_nodes
     result = player.analyse(Board(), time_left=lambda: 1.0 - now[0])
     assert CHECK_TIME_SHARE == 0.25 and seen == [False, True, False, True]
     assert result.playouts == 20  # then the search, with the time left

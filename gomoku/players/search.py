@@ -19,19 +19,22 @@ from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, Sear
 from mcts.evaluators import CachedEvaluator
 from mcts.geometry import Geometry
 from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
-from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted
+from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
 from mcts.vct import VctSolver
 
 PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
 # The az player's deep checks (docs/threats.md), before and after its search: a VCT of its own
 # found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
-# first after which it has none is played.
+# first after which it has none is played. When that solve runs out of budget, the candidates are
+# still tried, at CHECK_NODES // UNSETTLED_CHECK_DIVISOR each: a move can make the opponent's VCT
+# short enough to find (docs/threats.md).
 # Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
 # first half of it at most), and when the final check fires the search leaves that share to the
 # candidates' checks.
 CHECK_NODES = 100_000
 CHECK_CANDIDATES = 8
+UNSETTLED_CHECK_DIVISOR = 4
 CHECK_TIME_SHARE = 0.25
 
 log = logging.getLogger(__name__)
@@ -89,7 +92,7 @@ class SearchPlayer(Player):
         self._search: BatchedMCTS | None = None
         self._shape: tuple[int, int, int] | None = None
         self.last_result: SearchResult | None = None
-        self.last_threatened = False  # whether the last search ran the final check (``threatened``)
+        self.last_threatened = False  # whether the last search ran the final check (``final_check_nodes``)
         if n_playout is None:
             self.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
 
@@ -157,9 +160,9 @@ class SearchPlayer(Player):
             self.last_threatened = False
             self.last_result = proven_win(board, win)
             return self.last_result
-        threatened = self.threatened(board, check_stop)
-        self.last_threatened = threatened
-        if threatened and time_left is not None:  # keep a share of the time for the final check
+        check_nodes = self.final_check_nodes(board, check_stop)
+        self.last_threatened = check_nodes > 0
+        if check_nodes and time_left is not None:  # keep a share of the time for the final check
             time_left = _share(time_left, 1 - CHECK_TIME_SHARE)
         if time_left is None and on_progress is None and should_stop is None:
             result = search.search([board], n_playout=limit)[0]
@@ -187,8 +190,8 @@ class SearchPlayer(Player):
                         log.debug("%s: decided after %d playouts", self.name, done)
                         break
             result.playouts = done
-        if threatened:
-            self.final_check(board, result, interrupt)
+        if check_nodes:
+            self.final_check(board, result, interrupt, check_nodes)
         self.last_result = result
         return result
 
@@ -196,11 +199,13 @@ class SearchPlayer(Player):
         """The first move of a forced win to play without a search (never here: see AlphaZeroPlayer)."""
         return NO_MOVE
 
-    def threatened(self, board: Board, stop: Callable[[], bool] | None) -> bool:
-        """Whether the search's chosen move needs the final check (never here: see AlphaZeroPlayer)."""
-        return False
+    def final_check_nodes(self, board: Board, stop: Callable[[], bool] | None) -> int:
+        """The final check's budget per candidate move, 0 when the search's chosen move needs no
+        check (always here: see AlphaZeroPlayer)."""
+        return 0
 
-    def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None) -> None:
+    def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None,
+                    nodes: int) -> None:
         """Set ``result.refuted`` to the moves to pass over (see AlphaZeroPlayer)."""
 
     def get_action(self, board: Board) -> int:
@@ -269,7 +274,7 @@ class AlphaZeroPlayer(SearchPlayer):
     size in front of the evaluator (a position met again, in this search or an earlier one of the
     game, costs no net call; the answers are the same). ``check_nodes`` (with ``vct``; 0 off) is
     the budget of the deep checks: a VCT of its own is played at once (``deep_win``), and the move
-    is checked against the opponent's (``threatened``, ``final_check``)."""
+    is checked against the opponent's (``final_check_nodes``, ``final_check``)."""
 
     def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
@@ -310,19 +315,27 @@ class AlphaZeroPlayer(SearchPlayer):
         return self._check_solve(stop, lambda solver, cells: solver.solve(cells, board.current_player).move,
                                  board, NO_MOVE)
 
-    def threatened(self, board: Board, stop: Callable[[], bool] | None) -> bool:
-        """The final check's trigger (``check_nodes`` > 0, with ``vct``): whether the opponent would
-        have a VCT (found within ``check_nodes``) were it their move. The root's rules stop such a
-        VCT only when found within ``vct_nodes``; a stone never gives the opponent a VCT, so without
-        one no move needs checking. Under a clock ``stop`` ends it (as none found)."""
+    def final_check_nodes(self, board: Board, stop: Callable[[], bool] | None) -> int:
+        """The final check's trigger (``check_nodes`` > 0, with ``vct``): one solve, would the
+        opponent have a VCT were it their move? Found within ``check_nodes``: the check runs at
+        ``check_nodes`` a candidate; out of budget: at ``check_nodes // UNSETTLED_CHECK_DIVISOR``
+        (a move may leave it a VCT short enough to find); proved none: no check (0), as a stone
+        never gives the opponent a VCT. The root's rules stop only VCTs found within ``vct_nodes``.
+        Under a clock ``stop`` ends the solve (no check)."""
         if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
-            return False
-        return self._check_solve(stop, lambda solver, cells: solver.solve(cells, other(board.current_player)).win,
-                                 board, False)
+            return 0
+        status = self._check_solve(stop, lambda solver, cells: solver.solve(cells, other(board.current_player)).status,
+                                   board, ThreatStatus.NO_WIN)
+        if status is ThreatStatus.WIN:
+            return self.check_nodes
+        if status is ThreatStatus.UNKNOWN:
+            return max(1, self.check_nodes // UNSETTLED_CHECK_DIVISOR)
+        return 0
 
-    def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None) -> None:
-        """When ``threatened``: pass over the most visited moves (at most ``CHECK_CANDIDATES``)
-        after which the opponent still has a VCT, to the first after which it has none (none such:
+    def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None,
+                    nodes: int) -> None:
+        """Pass over the most visited moves (at most ``CHECK_CANDIDATES``) after which the
+        opponent has a VCT found within ``nodes``, to the first after which it has none (none such:
         the most visited move stays). An interrupted check changes nothing."""
         ranked = np.argsort(-result.visits, kind="stable")[:CHECK_CANDIDATES]
         ranked = ranked[result.visits[ranked] > 0]
@@ -330,7 +343,7 @@ class AlphaZeroPlayer(SearchPlayer):
         if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):
             return
         safe = self._check_solve(stop, lambda solver, cells: next(
-            (int(m) for m in ranked if solver.defences(cells, me, [m])[0]), NO_MOVE), board, NO_MOVE)
+            (int(m) for m in ranked if solver.defences(cells, me, [m], nodes)[0]), NO_MOVE), board, NO_MOVE)
         if safe != NO_MOVE and safe != ranked[0]:
             result.refuted = tuple(int(m) for m in ranked[:list(ranked).index(safe)])
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
