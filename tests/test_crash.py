@@ -183,7 +183,7 @@ def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pipeline_module, "fault_point", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        pipeline.run()
+        pipeline.run(max_iterations=MAX_ITERATIONS)  # a lost signal fails in seconds, not 1000 games
     assert pipeline.committed_iteration == pipeline.iteration == 1
     assert [r["iteration"] for r in metrics_records(tmp_path)] == [1]
     assert not _temps(tmp_path)

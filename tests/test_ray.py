@@ -111,6 +111,7 @@ def test_killed_actor_on_a_second_node_and_a_lost_node():
     from nets import NetConfig, build_net
 
     pool = None
+    handlers = [signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)]
     with local_ray_cluster(2) as cluster:
         try:
             (second,) = cluster.worker_nodes
@@ -158,6 +159,8 @@ def test_killed_actor_on_a_second_node_and_a_lost_node():
         finally:
             if pool is not None:
                 pool.close()
+    # ray.init's own handlers do not outlive the cluster (later tests here send signals)
+    assert [signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)] == handlers
 
 
 @needs_ray

@@ -14,8 +14,10 @@ import dataclasses
 import logging
 import os
 import shutil
+import signal
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -171,7 +173,8 @@ def bench_selfplay(s: BenchSettings, config: Config | None = None) -> dict:
 @contextlib.contextmanager
 def local_ray_cluster(nodes: int):
     """A Ray cluster of ``nodes`` one-CPU nodes on this machine (``ray.cluster_utils.Cluster``, as
-    the tests start it), this process connected to it; its files in a temp folder, removed after."""
+    the tests start it), this process connected to it; its files in a temp folder, removed after,
+    and this process's SIGINT and SIGTERM handlers as they were (ray.init installs its own)."""
     import ray
     from ray.cluster_utils import Cluster
 
@@ -181,6 +184,7 @@ def local_ray_cluster(nodes: int):
     saved = {name: os.environ.get(name) for name in ("RAY_TMPDIR", "HOME", "RAY_USAGE_STATS_ENABLED")}
     os.environ.update(RAY_TMPDIR=str(temp), HOME=str(temp), RAY_USAGE_STATS_ENABLED="0")
     node_args = {"num_cpus": 1, "temp_dir": str(temp)}
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     cluster = None
     try:
         cluster = Cluster(initialize_head=True, head_node_args={**node_args, "include_dashboard": False})
@@ -198,6 +202,9 @@ def local_ray_cluster(nodes: int):
             else:
                 os.environ[name] = value
         shutil.rmtree(temp, ignore_errors=True)
+        if threading.current_thread() is threading.main_thread():  # only it can set handlers
+            for number, handler in handlers.items():
+                signal.signal(number, handler)
 
 
 def run_selfplay(s: BenchSettings, config: Config, ray_nodes: int = 0, log=print) -> dict:
