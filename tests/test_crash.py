@@ -172,8 +172,6 @@ def test_stale_temp_files_are_removed_on_start(tmp_path):
 
 def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
     """Two Ctrl-C during the commit of iteration 1: the commit completes, then the run stops."""
-    import gomoku.training.pipeline as pipeline_module
-
     config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES)
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
 
@@ -181,7 +179,8 @@ def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
         if name in ("shard", "checkpoint.tmp"):
             os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(pipeline_module, "fault_point", interrupt)
+    # The fault points as TrainPipeline's own code looks them up (its module's globals).
+    monkeypatch.setitem(TrainPipeline._commit.__globals__, "fault_point", interrupt)
     with pytest.raises(KeyboardInterrupt):
         pipeline.run(max_iterations=MAX_ITERATIONS)  # a lost signal fails in seconds, not 1000 games
     assert pipeline.committed_iteration == pipeline.iteration == 1
