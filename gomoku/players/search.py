@@ -310,8 +310,6 @@ class AlphaZeroPlayer(SearchPlayer):
         to move found within ``check_nodes`` (NO_MOVE: none found, or stopped). The root's rules
         play a VCT found within ``vct_nodes``; this one looks further, and a win found is played
         without a search."""
-        if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
-            return NO_MOVE
         return self._check_solve(stop, lambda solver, cells: solver.solve(cells, board.current_player).move,
                                  board, NO_MOVE)
 
@@ -322,8 +320,6 @@ class AlphaZeroPlayer(SearchPlayer):
         (a move may leave it a VCT short enough to find); proved none: no check (0), as a stone
         never gives the opponent a VCT. The root's rules stop only VCTs found within ``vct_nodes``.
         Under a clock ``stop`` ends the solve (no check)."""
-        if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
-            return 0
         status = self._check_solve(stop, lambda solver, cells: solver.solve(cells, other(board.current_player)).status,
                                    board, ThreatStatus.NO_WIN)
         if status is ThreatStatus.WIN:
@@ -348,9 +344,12 @@ class AlphaZeroPlayer(SearchPlayer):
             result.refuted = tuple(int(m) for m in ranked[:list(ranked).index(safe)])
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
 
-    def _check_solve(self, stop, solve, board: Board, interrupted):
+    def _check_solve(self, stop, solve, board: Board, none):
         """``solve(solver, cells)`` with the deep checks' solver for this board, stopped by
-        ``stop`` (then ``interrupted`` is the answer)."""
+        ``stop``; ``none`` is the answer when the checks are off (``check_nodes`` 0, or a rule
+        shorter than ``MIN_N_IN_ROW``) or stopped."""
+        if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
+            return none
         shape = (board.width, board.height, board.n_in_row)
         if self._checker is None or self._checker_shape != shape:
             self._checker, self._checker_shape = VctSolver(Geometry(*shape), self.check_nodes), shape
@@ -358,7 +357,7 @@ class AlphaZeroPlayer(SearchPlayer):
         try:
             return solve(self._checker, _cells(board))
         except Interrupted:
-            return interrupted
+            return none
         finally:
             self._checker.stop = None
 
