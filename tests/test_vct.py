@@ -297,6 +297,14 @@ class Favours:
         return priors / priors.sum(axis=1, keepdims=True), np.zeros(len(legal), dtype=np.float32)
 
 
+def favouring(first: int, second: int, check_nodes: int) -> AlphaZeroPlayer:
+    """An az player whose priors favour ``first``, then ``second``, and whose root rules are blind
+    to VCTs (a 1-node VCT budget, no leaf checks): only its deep checks can see one."""
+    player = AlphaZeroPlayer(Favours(first, second), n_playout=30, vct_nodes=1, check_nodes=check_nodes)
+    player.config = replace(player.config, vct_leaf_depth=0)
+    return player
+
+
 def blind_player(check_nodes: int) -> tuple[Board, int, int, AlphaZeroPlayer]:
     """White to move (move 14 of the B4 game); Black would have a VCT. The player's root rules
     are made blind to it (a 1-node VCT budget, no leaf checks) and its priors favour ``losing``, a
@@ -314,9 +322,7 @@ def blind_player(check_nodes: int) -> tuple[Board, int, int, AlphaZeroPlayer]:
         return VcfSolver(Geometry(9, 9, 5)).solve(after, 1).win
 
     losing = next(int(m) for m in moves[~stops] if not vcf_after(m))  # lost by threes, not by fours alone
-    player = AlphaZeroPlayer(Favours(losing, stopping), n_playout=30, vct_nodes=1, check_nodes=check_nodes)
-    player.config = replace(player.config, vct_leaf_depth=0)
-    return board, losing, stopping, player
+    return board, losing, stopping, favouring(losing, stopping, check_nodes)
 
 
 def test_the_final_check_passes_over_moves_that_leave_a_vct():
@@ -344,8 +350,7 @@ def test_the_final_check_runs_smaller_when_the_threat_is_not_settled():
     assert VctSolver(Geometry(9, 9, 5), budget).solve(cells, 1).status is ThreatStatus.UNKNOWN
     small = budget // UNSETTLED_CHECK_DIVISOR
     assert list(VctSolver(Geometry(9, 9, 5)).defences(cells, 2, [g6, h6], small)) == [False, True]
-    player = AlphaZeroPlayer(Favours(g6, h6), n_playout=30, vct_nodes=1, check_nodes=budget)
-    player.config = replace(player.config, vct_leaf_depth=0)
+    player = favouring(g6, h6, budget)
     assert player.final_check_nodes(board, None) == small
     assert player.get_action(board) == h6
     assert player.last_threatened and player.last_result.visits.argmax() == g6
