@@ -6,8 +6,24 @@ thread, so that the two share a 2-core machine without oversubscribing it (tests
 threads set them and restore them)."""
 
 import os
+import signal
 
+import pytest
 import torch
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
+
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_as_they_were():
+    """Each test starts with the SIGINT and SIGTERM handlers the one before it found: a script's
+    ``main()`` run in this process, or ``ray.init``, installs its own, and a test that counts on
+    Ctrl-C raising KeyboardInterrupt must not depend on which tests ran before it in its worker."""
+    handlers = {number: signal.getsignal(number) for number in HANDLED_SIGNALS}
+    yield
+    for number, handler in handlers.items():
+        if handler is not None and signal.getsignal(number) is not handler:
+            signal.signal(number, handler)

@@ -175,14 +175,20 @@ def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
     config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES)
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
 
+    sent = []
+
     def interrupt(name: str) -> None:
         if name in ("shard", "checkpoint.tmp"):
+            sent.append((name, signal.getsignal(signal.SIGINT)))
             os.kill(os.getpid(), signal.SIGINT)
 
+    # Ctrl-C raises KeyboardInterrupt, as scripts/train.py sets it (conftest puts back the handler after).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # The fault points as TrainPipeline's own code looks them up (its module's globals).
     monkeypatch.setitem(TrainPipeline._commit.__globals__, "fault_point", interrupt)
     with pytest.raises(KeyboardInterrupt):
         pipeline.run(max_iterations=MAX_ITERATIONS)  # a lost signal fails in seconds, not 1000 games
+    assert [name for name, _ in sent] == ["shard", "checkpoint.tmp"], sent  # the handlers, if one was lost
     assert pipeline.committed_iteration == pipeline.iteration == 1
     assert [r["iteration"] for r in metrics_records(tmp_path)] == [1]
     assert not _temps(tmp_path)
