@@ -35,6 +35,12 @@ MUST_BLOCK = [23, 40, 36, 31, 70, 22, 49, 13]
 BOTH_FOUR = [36, 72, 37, 73, 38, 74, 39, 75]
 MIDGAME = [52, 25, 50, 49, 41, 59, 32, 23, 22, 42, 40, 39, 29, 69, 79, 31]
 LONG_VCF = [52, 38, 33, 29, 42, 47, 20, 65, 22, 69, 56, 32, 24, 51, 23, 21, 25, 26, 15, 6, 43, 13]
+# From a seeded heuristic game (gomoku.training.bench_threats.game_positions): the opponent would
+# have a VCT (continuous threats, no VCF), starting at 57, were it their move; 30 of the 54 moves
+# stop it. Then, after a move that does not (the corner), the player to move has that VCT.
+THEIR_VCT = [40, 39, 49, 31, 47, 48, 30, 50, 58, 67, 20, 10, 38, 29, 22, 14, 54, 46, 21, 23, 19, 18, 41, 15, 7,
+             13, 12]
+OWN_VCT = THEIR_VCT + [0]
 
 
 def random_positions(count: int, seed: int, max_moves: int = 40) -> list[list[int]]:
@@ -72,6 +78,10 @@ def test_export_writes_a_static_site(site):
     assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
     assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == 5.0
     assert meta["search"]["forced_moves"] is True
+    from gomoku.players.search import CHECK_NODES
+    from mcts.vct import DEFAULT_VCT_NODES
+    assert (meta["search"]["vct"], meta["search"]["vct_nodes"], meta["search"]["check_nodes"]) == (
+        True, DEFAULT_VCT_NODES, CHECK_NODES)  # the page's VCT rules and deep checks: the Python player's
     html = (site / "index.html").read_text()
     for script in ("game.js", "app.js"):
         assert f'src="{script}"' in html  # relative paths: the site works from any folder of a host
@@ -283,16 +293,23 @@ SEARCH_SEQUENCES = [
     [BOTH_FOUR],
     game_prefixes(LONG_VCF, 16),
 ]
+# With the VCT rules (their solves cost most of the Python search's time, so fewer positions): the
+# tactical positions, and a game through THEIR_VCT (the root's defence check) to OWN_VCT (its win).
+VCT_SEARCH_SEQUENCES = [[[]], [THEIR_VCF], [MUST_BLOCK], [BOTH_FOUR], game_prefixes(LONG_VCF, 16),
+                        game_prefixes(OWN_VCT, 25)]
 SEARCH_CONFIGS = {
     "classic": {"forced_moves": False},
     "forced": {"forced_moves": True},
     "forced+vcf": {"forced_moves": True, "vcf": True},
+    # the Python az player's rules: the root's VCT rules and the VCT leaf checks two moves down
+    "forced+vcf+vct": {"forced_moves": True, "vcf": True, "vct": True, "vct_leaf_depth": 2},
 }
 PLAYOUTS = 160
 
 
 def _js_config(options: dict) -> dict:
-    return {"forcedMoves": options.get("forced_moves", False), "vcf": options.get("vcf", False)}
+    return {"forcedMoves": options.get("forced_moves", False), "vcf": options.get("vcf", False),
+            "vct": options.get("vct", False), "vctLeafDepth": options.get("vct_leaf_depth", 0)}
 
 
 @needs_node
@@ -300,12 +317,13 @@ def _js_config(options: dict) -> dict:
 def test_page_search_matches_python_search(site, name):
     options = SEARCH_CONFIGS[name]
     fields = {f.name for f in dataclasses.fields(SearchConfig)}
-    if "vcf" in options and "vcf" not in fields:
-        pytest.skip("this checkout's mcts.search has no vcf option")
+    if not set(options) <= fields:
+        pytest.skip(f"this checkout's mcts.search lacks {set(options) - fields}")
+    sequences = VCT_SEARCH_SEQUENCES if options.get("vct") else SEARCH_SEQUENCES
     jobs = [{"moves": sequence, "playouts": PLAYOUTS, "evaluator": "formula", "config": _js_config(options)}
-            for sequence in SEARCH_SEQUENCES]
+            for sequence in sequences]
     answer = run_node(site, {"search": jobs})["search"]
-    for sequence, js_results in zip(SEARCH_SEQUENCES, answer):
+    for sequence, js_results in zip(sequences, answer):
         search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=PLAYOUTS, **options),
                              rng=np.random.default_rng(0))
         for moves, js in zip(sequence, js_results):
@@ -358,6 +376,127 @@ def test_page_vcf_solver_matches_python(site):
         assert (js["status"], js["move"], js["nodes"]) == (result.status.value, result.move, result.nodes), job
         wins += result.win
     assert wins >= 2  # the fixed VCF positions
+
+
+def heuristic_games(seeds: tuple[int, ...]) -> list[list[int]]:
+    """Every position (game not over) of games between two seeded heuristic players, one a seed."""
+    positions = []
+    for seed in seeds:
+        players = [HeuristicPlayer(np.random.default_rng(seed + i)) for i in (0, 1)]
+        board = Board()
+        while not board.game_end()[0]:
+            positions.append(list(board.moves))
+            board.do_move(players[len(board.moves) % 2].get_action(board))
+    return positions
+
+
+def _cells_of(moves: list[int]) -> np.ndarray:
+    cells = np.zeros(82, dtype=np.int8)
+    for i, move in enumerate(moves):
+        cells[move] = 1 + i % 2
+    return cells
+
+
+@needs_node
+def test_page_vct_solver_matches_python(site):
+    """vct.js gives mcts/vct.py's answers, node for node: status, first move and node count, each
+    side attacking, at the default budget and at a small one (out of budget midway), on every position
+    of two seeded heuristic games and on random ones; and the defence sets of the first wins."""
+    vct = pytest.importorskip("mcts.vct")
+    from mcts.geometry import Geometry
+
+    positions = [OWN_VCT, THEIR_VCT, OWN_VCF, MIDGAME] + heuristic_games((0, 2)) + random_positions(10, seed=13)
+    jobs = [{"moves": m, "attacker": attacker, "nodes": nodes}
+            for m in positions for attacker in (1, 2) for nodes in (vct.DEFAULT_VCT_NODES, 60)]
+    solver = vct.VctSolver(Geometry(9, 9, 5))
+    expected = [solver.solve(_cells_of(job["moves"]), job["attacker"], job["nodes"]) for job in jobs]
+    defended = [job for job, result in zip(jobs, expected) if result.win and result.nodes > 0][:5]
+    answer = run_node(site, {"vct": jobs + [dict(job, defences=True) for job in defended]})["vct"]
+    for job, result, js in zip(jobs, expected, answer):
+        assert (js["status"], js["move"], js["nodes"]) == (result.status.value, result.move, result.nodes), job
+    statuses = [result.status.value for result in expected]
+    assert min(statuses.count(status) for status in ("win", "no win", "unknown")) >= 20
+    for job, js in zip(defended, answer[len(jobs):]):
+        cells = _cells_of(job["moves"])
+        empty = np.flatnonzero(cells[:-1] == 0)
+        stops = solver.defences(cells, 3 - job["attacker"], empty, job["nodes"])
+        assert js["stops"] == stops.tolist(), job
+    assert len(defended) == 5 and any(job["moves"] == THEIR_VCT for job in defended)
+
+
+@needs_node
+def test_page_search_plays_a_vct_and_stops_the_opponents(site):
+    """With its defaults (the Python az player's: VCT on, vct_nodes, leaf checks two moves down) the
+    page's search searches only the first move of its VCT (no VCF there), and under the opponent's
+    VCT only the moves that stop it, the Python rules' moves; with VCT off it searches others too."""
+    from gomoku.players.search import PLAYER_VCT_LEAF_DEPTH, AlphaZeroPlayer
+    from mcts.geometry import Geometry
+    from mcts.rules import VCT_LEAF_NODES, FreestyleRules
+    from mcts.threats import VcfSolver
+    from mcts.vct import DEFAULT_VCT_NODES, LEAF_VCF_NODES, VctSolver
+
+    defaults = run_node(site, {"defaults": True})["defaults"]
+    player = AlphaZeroPlayer(FormulaEvaluator())
+    assert (defaults["search"]["vct"], defaults["search"]["vctNodes"], defaults["search"]["vctLeafDepth"]) == (
+        player.config.vct, player.config.vct_nodes, PLAYER_VCT_LEAF_DEPTH)
+    assert (defaults["vctNodes"], defaults["vctLeafNodes"], defaults["leafVcfNodes"]) == (
+        DEFAULT_VCT_NODES, VCT_LEAF_NODES, LEAF_VCF_NODES)
+
+    geometry = Geometry(9, 9, 5)
+    rules = FreestyleRules(geometry, player.config)
+    jobs = [{"moves": [OWN_VCT, THEIR_VCT], "playouts": PLAYOUTS, "evaluator": "formula", "config": {}},
+            {"moves": [THEIR_VCT], "playouts": PLAYOUTS, "evaluator": "formula", "config": {"vct": False}}]
+    (own, theirs), (unguarded,) = run_node(site, {"search": jobs})["search"]
+    searched = lambda js: set(np.flatnonzero(js["visits"]).tolist())  # noqa: E731
+
+    def root_moves(moves: list[int]) -> set[int]:
+        board = Board.from_moves(moves)
+        legal = rules.moves_to_search(_cells_of(moves)[None], np.array([board.current_player]), root=True)[1][0]
+        return set(np.flatnonzero(legal).tolist())
+
+    cells = _cells_of(OWN_VCT)
+    assert not VcfSolver(geometry).solve(cells, 1).win and VctSolver(geometry).solve(cells, 1).move == 57
+    assert searched(own) == root_moves(OWN_VCT) == {57} and own["bestMove"] == 57
+    cells = _cells_of(THEIR_VCT)
+    empty = np.flatnonzero(cells[:-1] == 0)
+    stopping = set(empty[VctSolver(geometry).defences(cells, 2, empty)].tolist())
+    assert len(stopping) == 30 and root_moves(THEIR_VCT) == stopping
+    assert searched(theirs) and searched(theirs) <= stopping
+    assert not searched(unguarded) <= stopping
+
+
+# Positions where the az player's final check passes over the most visited moves of a search without
+# the VCT rules (found by the page's player, which Python's agrees with: the test below).
+FINAL_CHECK_POSITIONS = [THEIR_VCT[:15], THEIR_VCT + [17, 16, 33],
+                         [43, 35, 18, 5, 53, 29, 25, 77, 67, 41, 73, 46, 74, 49]]
+CHECK_NODES = 2000  # the deep checks' budget here (the player's is 100,000: slow in Python)
+
+
+@needs_node
+def test_page_alphazero_player_deep_checks_match_python(site):
+    """The page's AlphaZero player (search.js's AlphaZeroPlayer) gives the Python player's results:
+    a VCT found by the first check is played without a search (OWN_VCT), and the final check passes
+    over the same most visited moves (the VCT rules off, so that the search leaves some), along a
+    game with the tree kept. Not here: a final check out of budget (CHECK_NODES / 4 a candidate)
+    that passes over a move; none was found in 270 positions."""
+    from gomoku.players.search import AlphaZeroPlayer
+
+    jobs = [{"moves": game_prefixes(OWN_VCT, 26), "config": {}},
+            {"moves": FINAL_CHECK_POSITIONS, "config": {"vcf": False}, "vcf": False}]
+    answer = run_node(site, {"az": [{"moves": job["moves"], "playouts": PLAYOUTS, "evaluator": "formula",
+                                     "config": job["config"], "checkNodes": CHECK_NODES} for job in jobs]})["az"]
+    refuted = 0
+    for job, js_results in zip(jobs, answer):
+        player = AlphaZeroPlayer(FormulaEvaluator(), n_playout=PLAYOUTS, vcf=job.get("vcf", True),
+                                 check_nodes=CHECK_NODES)
+        for moves, js in zip(job["moves"], js_results):
+            result = player.analyse(Board.from_moves(moves))
+            assert np.array_equal(np.array(js["visits"]), result.visits), moves
+            assert (js["bestMove"], js["playouts"], tuple(js["refuted"])) == (
+                result.best_move(), result.playouts, result.refuted), moves
+            refuted += bool(result.refuted)
+    assert answer[0][-1]["playouts"] == 0 and answer[0][-1]["bestMove"] == 57  # OWN_VCT: no search
+    assert refuted == len(FINAL_CHECK_POSITIONS)
 
 
 # ---------------------------------------------------------------------------- the page in Chromium

@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-STATIC_FILES = ("index.html", "style.css", "game.js", "net.js", "search.js", "threats.js", "players.js",
-                "alphabeta.js", "worker.js", "app.js")
+STATIC_FILES = ("index.html", "style.css", "game.js", "net.js", "search.js", "threats.js", "vct.js",
+                "players.js", "alphabeta.js", "worker.js", "app.js")
 WEB_FORMAT = "gomoku-zero-web/1"
 SUPPORTED_ARCHS = ("conv3", "resnet")  # nets/model.py's trunks; net.js runs both
 SUPPORTED_SIZE = (9, 9)  # the board of a net with fully connected heads; n_in_row is 5
@@ -56,7 +56,8 @@ def search_defaults(width: int = 9, height: int = 9) -> dict:
     playouts = SHIPPED_PLAYOUTS if width * height <= SUPPORTED_SIZE[0] * SUPPORTED_SIZE[1] else BIG_BOARD_PLAYOUTS
     return {"playouts": playouts, "c_puct": float(default("c_puct", 5.0)),
             "forced_moves": bool(default("forced_moves", True)), "vcf": bool(default("vcf", False)),
-            "vcf_nodes": int(default("vcf_nodes", 200))}
+            "vcf_nodes": int(default("vcf_nodes", 200)), "vct": bool(default("vct", False)),
+            "vct_nodes": int(default("vct_nodes", 1000)), "check_nodes": int(default("check_nodes", 0))}
 
 
 class ExportError(ValueError):

@@ -9,16 +9,23 @@
 //   search:  [{moves: [[...], ...], playouts, config: {...}, evaluator: "net" | "uniform" | "formula", size}]
 //            (one search object, searched from each position in turn, so trees are reused)
 //            -> [[{visits: [...], value, bestMove}, ...], ...]
+//   az:      [{moves, playouts, config, evaluator, size, vct, checkNodes}] (a search job, searched by the
+//            AlphaZero player with its deep checks) -> [[{visits, value, bestMove, playouts, refuted}, ...], ...]
 //   players: [{kind, depth, moves, size}]    -> [move, ...]
 //   vcf:     [{moves, nodes, size}]         -> [{status, move, nodes}, ...] (the player to move attacks)
+//   vct:     [{moves, attacker, nodes, defences, size}] -> [{status, move, nodes, stops}, ...] (attacker:
+//            1 or 2, default the player to move; defences: also which empty points, ascending, leave
+//            the attacker without a VCT were the defender to play there: stops, a list of booleans)
 //   bench:   {moves, playouts, repeat, size} -> {msPerEvaluation, msPerMove: [...]}
+//   defaults: true                         -> {search: the search's defaults, vctNodes, vctLeafNodes,
+//            leafVcfNodes, vcfNodes} (budgets: vct.js's, search.js's VCT leaf checks', vct.js's VCF checks')
 // A size is the side of a square board (9 when not given).
 "use strict";
 const fs = require("fs");
 const path = require("path");
 
 const site = process.argv[2];
-for (const name of ["game.js", "net.js", "threats.js", "search.js", "players.js", "alphabeta.js"]) {
+for (const name of ["game.js", "net.js", "threats.js", "vct.js", "search.js", "players.js", "alphabeta.js"]) {
   require(path.resolve(site, name));
 }
 const G = globalThis.Gomoku;
@@ -66,16 +73,29 @@ function main() {
       return { logPolicy: Array.from(logPolicy), value };
     });
   }
+  const searchOf = (job) => {
+    const size = job.size || 9;
+    const evaluator = job.evaluator === "net" ? new G.NetEvaluator(getNet(), size, size)
+      : job.evaluator === "formula" ? new FormulaEvaluator() : new G.UniformEvaluator();
+    const config = Object.assign({ nPlayout: job.playouts }, job.config || {});
+    return new G.Search(evaluator, size, size, 5, config);
+  };
   if (request.search) {
     answer.search = request.search.map((job) => {
-      const size = job.size || 9;
-      const evaluator = job.evaluator === "net" ? new G.NetEvaluator(getNet(), size, size)
-        : job.evaluator === "formula" ? new FormulaEvaluator() : new G.UniformEvaluator();
-      const config = Object.assign({ nPlayout: job.playouts }, job.config || {});
-      const search = new G.Search(evaluator, size, size, 5, config);
+      const search = searchOf(job);
       return job.moves.map((moves) => {
         const r = search.search(moves);
         return { visits: Array.from(r.visits), value: r.value, bestMove: r.bestMove };
+      });
+    });
+  }
+  if (request.az) {
+    answer.az = request.az.map((job) => {
+      const player = new G.AlphaZeroPlayer(searchOf(job), job.vct !== false, job.checkNodes);
+      return job.moves.map((moves) => {
+        const r = player.analyse(moves);
+        return { visits: Array.from(r.visits), value: r.value, bestMove: r.bestMove, playouts: r.playouts,
+          refuted: r.refuted };
       });
     });
   }
@@ -90,6 +110,25 @@ function main() {
       const threats = new G.Threats(G.linesOf(size, size, 5), job.nodes);
       return threats.solve(board.cells, board.currentPlayer);
     });
+  }
+  if (request.vct) {
+    answer.vct = request.vct.map((job) => {
+      const size = job.size || 9;
+      const board = G.Board.fromMoves(job.moves, size, size);
+      const vct = new G.Vct(G.linesOf(size, size, 5), job.nodes);
+      const attacker = job.attacker || board.currentPlayer;
+      const result = Object.assign({}, vct.solve(board.cells, attacker));
+      if (job.defences) {
+        const empty = [];
+        for (let p = 0; p < board.size; p++) if (!board.cells[p]) empty.push(p);
+        result.stops = vct.defences(board.cells, 3 - attacker, empty);
+      }
+      return result;
+    });
+  }
+  if (request.defaults) {
+    answer.defaults = { search: G.SEARCH_DEFAULTS, vctNodes: G.VCT_DEFAULT_NODES, vctLeafNodes: G.VCT_LEAF_NODES,
+      leafVcfNodes: G.VCT_LEAF_VCF_NODES, vcfNodes: G.VCF_DEFAULT_MAX_NODES };
   }
   if (request.bench) {
     const job = request.bench;

@@ -15,7 +15,8 @@
   const ui = {
     board: $("board"), status: $("status"), barBlack: $("bar-black"), estBlack: $("est-black"),
     estWhite: $("est-white"), estSource: $("est-source"), newGame: $("new-game"), undo: $("undo"),
-    opponent: $("opponent"), playouts: $("playouts"), side: $("side"), vcf: $("vcf"), numbers: $("numbers"),
+    opponent: $("opponent"), playouts: $("playouts"), side: $("side"), vcf: $("vcf"), vct: $("vct"),
+    numbers: $("numbers"),
     size: $("size"),
     timing: $("timing"), moveList: $("move-list"), modelInfo: $("model-info"),
   };
@@ -57,6 +58,7 @@
         state.defaultsSet = true;
         ui.playouts.value = String(m.search.playouts);
         ui.vcf.checked = Boolean(m.search.vcf);
+        ui.vct.checked = Boolean(m.search.vct);
         ui.size.replaceChildren(...m.sizes.map((n) => new Option(`${n}x${n}`, String(n))));
         ui.size.value = String(m.sizes.includes(m.width) ? m.width : m.sizes[0]);
         ui.size.disabled = m.sizes.length < 2;
@@ -100,11 +102,12 @@
   // ------------------------------------------------------------------ players
   function currentPlayer() {
     const [kind, depth] = ui.opponent.value.split(":");
-    return { kind, depth: depth ? Number(depth) : undefined, playouts: Number(ui.playouts.value), vcf: ui.vcf.checked };
+    return { kind, depth: depth ? Number(depth) : undefined, playouts: Number(ui.playouts.value), vcf: ui.vcf.checked,
+      vct: ui.vct.checked };
   }
 
   function playerLabel(p) {
-    if (p.kind === "az") return `AlphaZero, ${p.playouts} playouts${p.vcf ? ", VCF" : ""}`;
+    if (p.kind === "az") return `AlphaZero, ${p.playouts} playouts${p.vcf ? ", VCF" : ""}${p.vct ? ", VCT" : ""}`;
     if (p.kind === "minimax") return `minimax depth ${p.depth}`;
     if (p.kind === "ab") return `alpha-beta depth ${p.depth}`;
     return p.kind;

@@ -14,7 +14,13 @@
 // searched. VCF (`vcf`, on by default as in the Python player; needs forced moves): a position
 // whose player to move has a win by continuous fours (threats.js) is worth +1 exactly and not
 // expanded; at the root only its first move is searched, and when the opponent would have one,
-// only the moves after which they have none (all moves when none does).
+// only the moves after which they have none (all moves when none does). VCT (`vct`, on by default
+// as in the Python player; needs `vcf`, else off): the root's rules of mcts/rules.py with the VCT
+// solver (vct.js: continuous fours and threes, `vctNodes` nodes a solve) in place of the VCF
+// solver: when the player to move has a VCT only its first move is searched, and when the opponent
+// would have one, only the moves after which they have none. With `vctLeafDepth` (2 by default, the
+// Python az player's; 0 off) a leaf 2 to `vctLeafDepth` moves down whose player to move has a VCT
+// within VCT_LEAF_NODES nodes is worth +1 and not expanded.
 (function (root) {
   "use strict";
   const G = (root.Gomoku = root.Gomoku || {});
@@ -22,10 +28,12 @@
   const NO_CHILD = -1;
   const ILLEGAL_VALUE_SUM = -1e9;
   const CAPACITY_PER_PLAYOUT = 3;
-  const VCF_CACHE_SIZE = 50000;
+  const VCF_CACHE_SIZE = 50000;  // solver answers remembered per search (cleared when full)
+  const VCT_LEAF_NODES = 200;  // the VCT solver's budget at a leaf (mcts/rules.py's)
 
+  // The Python AlphaZero player's defaults (gomoku/players/search.py).
   const DEFAULTS = Object.freeze({ nPlayout: 400, cPuct: 5.0, forcedMoves: true, vcf: true,
-    vcfNodes: 200, reuseTree: true });
+    vcfNodes: 200, vct: true, vctNodes: G.VCT_DEFAULT_NODES, vctLeafDepth: 2, reuseTree: true });
 
   class Search {
     /**
@@ -54,7 +62,15 @@
       this.rootCells = new Int8Array(S);
       if (this.config.vcf && !this.config.forcedMoves) throw new Error("vcf needs forcedMoves");
       this.threats = this.config.vcf && nInRow >= 3 ? new G.Threats(this.lines, this.config.vcfNodes) : null;
+      // VCT needs VCF; a rule whose prerequisite is off is off (SearchConfig.of), the leaf checks too.
+      const useVct = this.config.vct && this.threats !== null;
+      this.vct = useVct ? new G.Vct(this.lines, this.config.vctNodes, this.config.vcfNodes) : null;
+      this.vctLeafDepth = useVct ? this.config.vctLeafDepth : 0;
+      this.vctLeaf = this.vctLeafDepth >= 2 ? new G.Vct(this.lines, VCT_LEAF_NODES, this.config.vcfNodes) : null;
       this.vcfCache = new Map();
+      this.vctCache = new Map();
+      this.vctLeafCache = new Map();
+      this.defenceCache = new Map();  // root position -> the moves that stop the opponent's VCF (VCT)
     }
 
     reset() {
@@ -189,9 +205,11 @@
      * VCF) and the moves a node there searches (the winning points; else the points that stop the
      * opponent's line; else every empty point), `root` adding the root's VCF rules (search only the
      * first move of our VCF; else only the moves after which the opponent has no VCF, when some
-     * are). Without forced moves: {false, every empty point}. As _moves_to_search in mcts/search.py.
+     * are), with `vct` the VCT rules (the same with VCTs); `depth` (moves from the root) adds the
+     * VCT leaf checks. Without forced moves: {false, every empty point}. As
+     * FreestyleRules.moves_to_search in mcts/rules.py.
      */
-    movesToSearch(cells, toMove, root = false) {
+    movesToSearch(cells, toMove, root = false, depth = 0) {
       const S = this.size, n = this.nInRow;
       const empty = new Uint8Array(S);
       let stones = 0;
@@ -210,27 +228,50 @@
         if (theirs.some((x) => x)) legal = theirs;
       }
       if (this.threats && most >= n - 2) {  // a VCF starts with a four: n - 2 stones of one colour
+        const only = (move) => {
+          const one = new Uint8Array(S);
+          one[move] = 1;
+          return one;
+        };
         if (this._hasThree(cells, toMove)) {
           const result = this._vcf(cells, toMove);
-          if (result.status === G.VCF_WIN) {
-            if (root) {
-              legal = new Uint8Array(S);
-              legal[result.move] = 1;
-            }
-            return { canWin: true, legal };
-          }
+          if (result.status === G.VCF_WIN) return { canWin: true, legal: root ? only(result.move) : legal };
         }
-        if (root && !(theirs && theirs.some((x) => x)) && this._vcf(cells, 3 - toMove).status === G.VCF_WIN) {
-          const moves = [];
-          for (let m = 0; m < S; m++) if (legal[m]) moves.push(m);
-          const stops = this.threats.defences(cells, toMove, moves);
-          if (stops.some((x) => x)) {
-            legal = new Uint8Array(S);
-            moves.forEach((m, i) => { if (stops[i]) legal[m] = 1; });
-          }
+        if (root && this.vct) {  // our VCT: search its first move only
+          const result = this._solve(this.vct, this.vctCache, cells, toMove);
+          if (result.status === G.VCF_WIN) return { canWin: true, legal: only(result.move) };
+        }
+        // Not when they have a four (blocking it is already the only move).
+        if (root && !(theirs && theirs.some((x) => x))) legal = this._defend(cells, toMove, legal);
+        if (this.vctLeaf && depth >= 2 && depth <= this.vctLeafDepth) {
+          canWin = this._solve(this.vctLeaf, this.vctLeafCache, cells, toMove).status === G.VCF_WIN;
         }
       }
       return { canWin, legal };
+    }
+
+    /**
+     * At a root: when the opponent would have a VCF (a VCT, with `vct`) were it their move, the
+     * moves of `legal` that stop it (all of them when none does; FreestyleRules._defend).
+     */
+    _defend(cells, toMove, legal) {
+      const S = this.size;
+      const threat = this.vct ? this._solve(this.vct, this.vctCache, cells, 3 - toMove) : this._vcf(cells, 3 - toMove);
+      if (threat.status !== G.VCF_WIN) return legal;
+      const key = cells.join("");
+      let stopping = this.defenceCache.get(key);
+      if (!stopping) {
+        const moves = [];
+        for (let m = 0; m < S; m++) if (legal[m]) moves.push(m);
+        const stops = (this.vct || this.threats).defences(cells, toMove, moves);
+        stopping = moves.filter((m, i) => stops[i]);
+        if (this.defenceCache.size >= VCF_CACHE_SIZE) this.defenceCache.clear();
+        this.defenceCache.set(key, stopping);
+      }
+      if (!stopping.length) return legal;
+      const restricted = new Uint8Array(S);
+      for (const m of stopping) restricted[m] = 1;
+      return restricted;
     }
 
     /** Whether `colour` has a three: a window with n - 2 of its stones and none of the other's. */
@@ -249,12 +290,17 @@
 
     /** The VCF solver's answer for `attacker` to move on `cells`, remembered per position. */
     _vcf(cells, attacker) {
+      return this._solve(this.threats, this.vcfCache, cells, attacker);
+    }
+
+    /** `solver`'s answer for `attacker` to move on `cells`, remembered in `cache`. */
+    _solve(solver, cache, cells, attacker) {
       const key = cells.join("") + attacker;
-      let result = this.vcfCache.get(key);
+      let result = cache.get(key);
       if (!result) {
-        if (this.vcfCache.size >= VCF_CACHE_SIZE) this.vcfCache.clear();
-        result = this.threats.solve(cells, attacker);
-        this.vcfCache.set(key, result);
+        if (cache.size >= VCF_CACHE_SIZE) cache.clear();
+        result = solver.solve(cells, attacker);
+        cache.set(key, result);
       }
       return result;
     }
@@ -297,7 +343,7 @@
         value = 0;
       } else {
         const toMove = 3 - colour;
-        const { canWin, legal } = this.movesToSearch(cells, toMove);
+        const { canWin, legal } = this.movesToSearch(cells, toMove, false, depth);
         if (canWin) {
           value = 1;  // a win in one (or a winning continuous four) for the player to move
         } else {
@@ -327,6 +373,77 @@
     }
   }
 
+  // The Python AlphaZero player's deep checks around its search (AlphaZeroPlayer in
+  // gomoku/players/search.py; docs/threats.md): a VCT of its own found within CHECK_NODES nodes is
+  // played at once, without a search; when the opponent, were it their move, has one (the final
+  // check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the first after
+  // which it has none is played. When that solve runs out of budget the candidates are still tried,
+  // at CHECK_NODES / UNSETTLED_CHECK_DIVISOR nodes each. No clock here: the checks run to their budget.
+  const CHECK_NODES = 100000;
+  const CHECK_CANDIDATES = 8;
+  const UNSETTLED_CHECK_DIVISOR = 4;
+
+  class AlphaZeroPlayer {
+    /**
+     * `search`: the player's Search (its tree kept between moves); `vct`: the player's VCT switch,
+     * which turns the checks on as in Python (even with the search's VCF rules off); `checkNodes`:
+     * the checks' budget (0 off).
+     */
+    constructor(search, vct = true, checkNodes = CHECK_NODES) {
+      this.search = search;
+      this.checkNodes = vct && search.nInRow >= 3 ? checkNodes : 0;
+      this.checker = this.checkNodes ? new G.Vct(search.lines, this.checkNodes) : null;
+    }
+
+    /**
+     * The search's result for the position after `moves` (Search.search's arguments), with the
+     * checks: a proved VCT's first move with all the weight (no playouts), or the search's result
+     * whose `bestMove` passes over the `refuted` moves (SearchPlayer.analyse).
+     */
+    analyse(moves, nPlayout, onProgress) {
+      const search = this.search, size = search.size;
+      const cells = new Int8Array(size);
+      moves.forEach((m, i) => { cells[m] = i % 2 === 0 ? 1 : 2; });
+      const me = moves.length % 2 === 0 ? 1 : 2;
+      if (this.checker) {
+        const win = this.checker.solve(cells, me);  // deep_win
+        if (win.status === G.VCF_WIN) {  // proven_win
+          const visits = new Float64Array(size);
+          visits[win.move] = 1;
+          return { visits, priors: visits.slice(), value: 1, playouts: 0, bestMove: win.move, refuted: [] };
+        }
+      }
+      const nodes = this._finalCheckNodes(cells, me);
+      const result = Object.assign(search.search(moves, nPlayout, onProgress), { refuted: [] });
+      if (nodes) this._finalCheck(cells, me, result, nodes);
+      return result;
+    }
+
+    /** The final check's budget a candidate: 0 when the opponent has no VCT (final_check_nodes). */
+    _finalCheckNodes(cells, me) {
+      if (!this.checker) return 0;
+      const status = this.checker.solve(cells, 3 - me).status;
+      if (status === G.VCF_WIN) return this.checkNodes;
+      if (status === G.VCF_UNKNOWN) return Math.max(1, Math.floor(this.checkNodes / UNSETTLED_CHECK_DIVISOR));
+      return 0;
+    }
+
+    /**
+     * Pass over the most visited moves after which the opponent has a VCT found within `nodes`, to
+     * the first after which it has none (none such: the most visited move stays; final_check).
+     */
+    _finalCheck(cells, me, result, nodes) {
+      const order = Array.from(result.visits.keys()).sort((a, b) => result.visits[b] - result.visits[a] || a - b);
+      const ranked = order.slice(0, CHECK_CANDIDATES).filter((m) => result.visits[m] > 0);
+      if (ranked.length <= 1 || G.winningPoints(this.search.lines, cells)[me - 1][ranked[0]]) return;
+      const safe = ranked.findIndex((m) => this.checker.defences(cells, me, [m], nodes)[0]);
+      if (safe > 0) {
+        result.refuted = ranked.slice(0, safe);
+        result.bestMove = ranked[safe];
+      }
+    }
+  }
+
   /** Uniform priors over the legal moves and value 0 (tests, and a search with no net). */
   class UniformEvaluator {
     evaluate(cells, toMove, lastMove, legal) {
@@ -338,5 +455,6 @@
     }
   }
 
-  Object.assign(G, { Search, SEARCH_DEFAULTS: DEFAULTS, UniformEvaluator });
+  Object.assign(G, { Search, SEARCH_DEFAULTS: DEFAULTS, VCT_LEAF_NODES, AlphaZeroPlayer, CHECK_NODES,
+    UniformEvaluator });
 })(typeof globalThis !== "undefined" ? globalThis : self);

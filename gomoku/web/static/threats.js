@@ -7,12 +7,17 @@
 // four-making moves in ascending order (a double four first); a node is one attacking move tried
 // (with its forced reply), and the search gives up ("unknown") past the node budget. Positions
 // proven not to be a VCF are remembered (Zobrist keys), since move orders transpose.
+// The line bookkeeping (ThreatBoard of mcts/threats.py: each window's stone counts and the sets of
+// the windows of each tracked class, kept up to date as stones are placed and taken back) is shared
+// with the VCT solver (vct.js), which also tracks the attacker's twos and the defender's threes
+// (`wide`) and uses the VCF search as its fast check.
 (function (root) {
   "use strict";
   const G = (root.Gomoku = root.Gomoku || {});
 
   const DEFAULT_MAX_NODES = 200;
-  const NONE = 0, ATTACKER_THREE = 1, ATTACKER_FOUR = 2, DEFENDER_FOUR = 3;
+  // Window classes tracked in sets, from the attacker's point of view (mcts/threats.py's).
+  const NONE = 0, ATTACKER_THREE = 1, ATTACKER_FOUR = 2, DEFENDER_FOUR = 3, ATTACKER_TWO = 4, DEFENDER_THREE = 5;
   const WIN = "win", NO_WIN = "no win", UNKNOWN = "unknown";
 
   class BudgetExhausted extends Error {}
@@ -31,12 +36,19 @@
   }
 
   class Threats {
-    constructor(lines, maxNodes = DEFAULT_MAX_NODES) {
+    /** `wide` also tracks the attacker's twos and the defender's threes (the VCT solver's). */
+    constructor(lines, maxNodes = DEFAULT_MAX_NODES, wide = false) {
       this.lines = lines;
       this.maxNodes = maxNodes || DEFAULT_MAX_NODES;
       const n = (this.n = lines.nInRow);
+      // classOf[attacker's stones][defender's stones]: the window's class (n = 3: a two is an empty window).
       this.classOf = [];
       for (let a = 0; a <= n; a++) this.classOf.push(new Array(n + 1).fill(NONE));
+      this.classCount = wide ? DEFENDER_THREE : DEFENDER_FOUR;
+      if (wide) {
+        this.classOf[n - 3][0] = ATTACKER_TWO;
+        this.classOf[0][n - 2] = DEFENDER_THREE;
+      }
       this.classOf[n - 2][0] = ATTACKER_THREE;
       this.classOf[n - 1][0] = ATTACKER_FOUR;
       this.classOf[0][n - 1] = DEFENDER_FOUR;
@@ -74,7 +86,8 @@
       this.attacker = attacker;
       this.cells = Int8Array.from(cells.subarray ? cells.subarray(0, this.lines.size) : cells.slice(0, this.lines.size));
       const mine = new Int32Array(windows.length), theirs = new Int32Array(windows.length);
-      this.sets = [null, new Set(), new Set(), new Set()];
+      this.sets = [null];
+      for (let c = 1; c <= this.classCount; c++) this.sets.push(new Set());
       this.low = 0;
       this.high = 0;
       windows.forEach((w, index) => {
@@ -142,29 +155,59 @@
       }
     }
 
+    /** Count one node: BudgetExhausted past the budget (ThreatBoard._tick). */
+    _tick() {
+      this.nodes++;
+      if (this.nodes > this.budget) {
+        this.nodes--;
+        throw new BudgetExhausted();
+      }
+    }
+
     _emptyOfFour(w) {
       for (const p of this.lines.windows[w]) if (!this.cells[p]) return p;
       return -1;
     }
 
-    _attack() {
-      const sets = this.sets, cells = this.cells, windows = this.lines.windows;
-      if (sets[ATTACKER_FOUR].size) {
-        let best = Infinity;
-        for (const w of sets[ATTACKER_FOUR]) best = Math.min(best, this._emptyOfFour(w));
-        return best;
-      }
-      const threats = new Set();
-      for (const w of sets[DEFENDER_FOUR]) threats.add(this._emptyOfFour(w));
-      if (threats.size > 1) return -1;
-      let fives = new Map();  // four-making move -> the winning points it leaves
-      for (const w of sets[ATTACKER_THREE]) {
+    /** The defender's five points: the empty points of its fours (a Set). */
+    _blocks() {
+      const blocks = new Set();
+      for (const w of this.sets[DEFENDER_FOUR]) blocks.add(this._emptyOfFour(w));
+      return blocks;
+    }
+
+    /**
+     * The attacker's four-making moves: a Map from each empty point of one of its threes to the
+     * winning points a stone there makes (two or more: a double four or an open four).
+     * ThreatBoard._four_moves.
+     */
+    _fourMoves() {
+      const cells = this.cells, windows = this.lines.windows;
+      const fives = new Map();
+      for (const w of this.sets[ATTACKER_THREE]) {
         const [first, second] = windows[w].filter((p) => !cells[p]);
         if (!fives.has(first)) fives.set(first, new Set());
         if (!fives.has(second)) fives.set(second, new Set());
         fives.get(first).add(second);
         fives.get(second).add(first);
       }
+      return fives;
+    }
+
+    /**
+     * The first move of a VCF for the attacker to move, or -1 (ThreatBoard._vcf). Counts its nodes
+     * against the budget and remembers refuted positions in `refuted`.
+     */
+    _attack() {
+      const sets = this.sets;
+      if (sets[ATTACKER_FOUR].size) {
+        let best = Infinity;
+        for (const w of sets[ATTACKER_FOUR]) best = Math.min(best, this._emptyOfFour(w));
+        return best;
+      }
+      const threats = this._blocks();
+      if (threats.size > 1) return -1;
+      let fives = this._fourMoves();  // four-making move -> the winning points it leaves
       if (threats.size) {
         const [block] = threats;
         fives = fives.has(block) ? new Map([[block, fives.get(block)]]) : new Map();
@@ -178,11 +221,7 @@
       }
       const attacker = this.attacker, defender = 3 - attacker;
       for (const [move, reply] of singles) {
-        this.nodes++;
-        if (this.nodes > this.budget) {
-          this.nodes--;
-          throw new BudgetExhausted();
-        }
+        this._tick();
         this._place(move, attacker);
         this._place(reply, defender);
         let won = false;
@@ -203,5 +242,6 @@
   }
 
   Object.assign(G, { Threats, VCF_DEFAULT_MAX_NODES: DEFAULT_MAX_NODES, VCF_WIN: WIN, VCF_NO_WIN: NO_WIN,
-    VCF_UNKNOWN: UNKNOWN });
+    VCF_UNKNOWN: UNKNOWN, BudgetExhausted,
+    WINDOW_CLASS: Object.freeze({ ATTACKER_THREE, ATTACKER_FOUR, DEFENDER_FOUR, ATTACKER_TWO, DEFENDER_THREE }) });
 })(typeof globalThis !== "undefined" ? globalThis : self);

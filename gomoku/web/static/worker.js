@@ -3,36 +3,37 @@
 //   {type: "init"}                                  -> {type: "ready", model} | {type: "error"}
 //   {type: "move", id, size, moves, player}         -> {type: "progress", id, value, playouts}...,
 //                                                      then {type: "result", id, move, value, ms, ...}
-//      player: {kind: "az", playouts, vcf} | {kind: "minimax" or "ab", depth} | {kind: "heuristic"} | {kind: "random"}
+//      player: {kind: "az", playouts, vcf, vct} | {kind: "minimax" or "ab", depth} | {kind: "heuristic"} | {kind: "random"}
 //   {type: "evaluate", id, size, moves}             -> {type: "evaluation", id, value} (the net alone)
 // Values are for the player to move in the position sent; size is the board's side (one of the
 // model's sizes, which the ready message lists).
-importScripts("game.js", "net.js", "threats.js", "search.js", "players.js", "alphabeta.js");
+importScripts("game.js", "net.js", "threats.js", "vct.js", "search.js", "players.js", "alphabeta.js");
 
 const G = self.Gomoku;
 let net = null;
 let meta = null;
-let search = null;
-let searchKey = "";
+let az = null;  // the AlphaZero player: its search (the tree kept between moves) and its deep checks
+let azKey = "";
 
-function azSearch(player, size) {
-  const key = `${size}/${player.playouts}/${Boolean(player.vcf)}`;
-  if (!search || key !== searchKey) {
-    search = new G.Search(new G.NetEvaluator(net, size, size), size, size, meta.n_in_row,
+function azPlayer(player, size) {
+  const key = `${size}/${player.playouts}/${Boolean(player.vcf)}/${Boolean(player.vct)}`;
+  if (!az || key !== azKey) {
+    const search = new G.Search(new G.NetEvaluator(net, size, size), size, size, meta.n_in_row,
       { nPlayout: player.playouts, cPuct: meta.search.c_puct, forcedMoves: meta.search.forced_moves,
-        vcf: Boolean(player.vcf) && meta.search.forced_moves, vcfNodes: meta.search.vcf_nodes });
-    searchKey = key;
+        vcf: Boolean(player.vcf) && meta.search.forced_moves, vcfNodes: meta.search.vcf_nodes,
+        vct: Boolean(player.vct), vctNodes: meta.search.vct_nodes });
+    az = new G.AlphaZeroPlayer(search, Boolean(player.vct), meta.search.check_nodes);
+    azKey = key;
   }
-  return search;
+  return az;
 }
 
 function move(msg) {
   const started = performance.now();
   const player = msg.player;
   if (player.kind === "az") {
-    const s = azSearch(player, msg.size);
     const evaluationsBefore = net.evaluations;
-    const result = s.search(msg.moves, player.playouts, (partial) => {
+    const result = azPlayer(player, msg.size).analyse(msg.moves, player.playouts, (partial) => {
       postMessage({ type: "progress", id: msg.id, value: partial.value, playouts: partial.playouts });
     });
     postMessage({ type: "result", id: msg.id, move: result.bestMove, value: result.value,

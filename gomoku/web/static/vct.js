@@ -1,0 +1,285 @@
+// An exact, bounded VCT ("victory by continuous threats": fours and threes) solver, a port of
+// mcts/vct.py that gives its answers node for node (tests/test_web.py). The rules, freestyle, with a
+// *five point* of a colour an empty point where its stone completes a line:
+// - the attacker to move wins at once with a five point; otherwise, when the defender has a five
+//   point, the attacker must take it (two cannot both be taken), and that block must be a threat;
+// - a threat is an attacking move judged by the position after it: a four leaves the attacker one
+//   five point (the defender's one reply: take it), a double two or more (the attack wins), a three
+//   none but a *three point* (an empty point where the attacker's next stone makes a double);
+// - the defender answers a three with every *defence* (a point after which the attacker has no
+//   three point left) and every counter-four (a stone making a four of its own); the attack must
+//   win against each. Any other attacking move ends the attack. NO_WIN: no VCT, not "no win".
+// The search: the VCF search (threats.js) first, then proof-number search over the AND/OR tree
+// (OR: the attacker to move, its children its threats; AND: the defender to move, its children its
+// replies), OR positions proved or disproved remembered by their Zobrist keys. A node is an attacking
+// move judged or a defender's reply made into a node; the VCF checks' nodes count too. The state is
+// threats.js's line bookkeeping (`wide`: it also tracks the attacker's twos and the defender's threes).
+(function (root) {
+  "use strict";
+  const G = (root.Gomoku = root.Gomoku || {});
+  const { ATTACKER_FOUR, ATTACKER_TWO, DEFENDER_THREE } = G.WINDOW_CLASS;
+
+  const DEFAULT_VCT_NODES = 1000;  // node budget of one solve (mcts.vct.DEFAULT_VCT_NODES)
+  const INFINITE = 2 ** 40;  // a proof or disproof number that cannot be reached (sums stay exact)
+  const LEAF_VCF_NODES = 40;  // the VCF check's budget at each new position of the attacker's to move
+
+  /**
+   * A node of the proof-number tree (mcts/vct.py's _Node). OR nodes (attacker to move, even depths)
+   * are reached by a defender's `move`; AND nodes by an attacking move, with the `replies` to search.
+   * `children` is null until expanded.
+   */
+  function newNode(move, pn, dn, replies = null) {
+    return { move, pn, dn, replies, children: null };
+  }
+
+  /** The first of `nodes` with the least `field` (Python's min with a key). */
+  function least(nodes, field) {
+    let best = nodes[0];
+    for (const node of nodes) if (node[field] < best[field]) best = node;
+    return best;
+  }
+
+  /** Proof and disproof numbers of an expanded node from its children's (mcts/vct.py's _update). */
+  function updateNumbers(node, orNode) {
+    const children = node.children;
+    if (children === null) return;
+    if (!children.length) {
+      [node.pn, node.dn] = orNode ? [INFINITE, 0] : [0, INFINITE];
+      return;
+    }
+    let pnMin = Infinity, dnMin = Infinity, pnSum = 0, dnSum = 0;
+    for (const child of children) {
+      pnMin = Math.min(pnMin, child.pn);
+      dnMin = Math.min(dnMin, child.dn);
+      pnSum += child.pn;
+      dnSum += child.dn;
+    }
+    if (orNode) [node.pn, node.dn] = [pnMin, Math.min(dnSum, INFINITE)];
+    else [node.pn, node.dn] = [Math.min(pnSum, INFINITE), dnMin];
+  }
+
+  const sortedPoints = (points) => Array.from(points).sort((a, b) => a - b);
+
+  class Vct extends G.Threats {
+    /** VCT searches on one board shape (`lines`); one instance serves any number of positions. */
+    constructor(lines, maxNodes = DEFAULT_VCT_NODES, vcfNodes = G.VCF_DEFAULT_MAX_NODES) {
+      super(lines, maxNodes || DEFAULT_VCT_NODES, true);
+      this.vcfNodes = vcfNodes;
+      this.solved = new Map();  // OR positions proved (true) or disproved (false) in this solve
+    }
+
+    /** Whether `attacker` (1 or 2), to move in `cells`, has a VCT: {status, move, nodes} (VctSolver.solve). */
+    solve(cells, attacker, maxNodes) {
+      this.load(cells, attacker);
+      this.budget = maxNodes || this.maxNodes;
+      this.nodes = 0;
+      this.refuted = new Set();
+      this.solved = new Map();
+      const root = newNode(-1, 1, 1);
+      try {
+        const move = this._quick(Math.min(this.budget, this.vcfNodes));
+        if (move >= 0) return { status: G.VCF_WIN, move, nodes: this.nodes };
+        this._prove(root);
+      } catch (error) {
+        if (error instanceof G.BudgetExhausted) return { status: G.VCF_UNKNOWN, move: -1, nodes: this.nodes };
+        throw error;
+      }
+      if (root.pn === 0) {
+        return { status: G.VCF_WIN, move: root.children.find((child) => child.pn === 0).move, nodes: this.nodes };
+      }
+      return { status: G.VCF_NO_WIN, move: -1, nodes: this.nodes };
+    }
+
+    /**
+     * For `defender` to move in `cells`: which of `moves` (empty points that do not complete a line)
+     * leave the opponent without a VCT, one boolean a move; out of budget counts as a defence.
+     */
+    defences(cells, defender, moves, maxNodes) {
+      const copy = Int8Array.from(cells).subarray(0, this.lines.size);
+      return moves.map((move) => {
+        copy[move] = defender;
+        const stops = this.solve(copy, 3 - defender, maxNodes).status !== G.VCF_WIN;
+        copy[move] = 0;
+        return stops;
+      });
+    }
+
+    // ---------------------------------------------------------------- search
+    /** The first move of a VCF found within `budget` more nodes, else -1 (VctSolver._quick). */
+    _quick(budget) {
+      const total = this.budget;
+      this.budget = Math.min(this.budget, this.nodes + budget);
+      try {
+        return this._attack();
+      } catch (error) {
+        if (!(error instanceof G.BudgetExhausted) || this.budget === total) throw error;
+        return -1;
+      } finally {
+        this.budget = total;
+      }
+    }
+
+    /**
+     * Proof-number search from `root` (the loaded position, attacker to move) until it is proved or
+     * disproved: descend to a most-proving node, expand it, and update the numbers on the way back up
+     * only as far as they change; the next descent goes on from where they stopped changing
+     * (VctSolver._prove).
+     */
+    _prove(root) {
+      const attacker = this.attacker, defender = 3 - attacker;
+      const path = [root], keys = [this._keyString()];  // the nodes from the root down, their positions' keys
+      try {
+        while (root.pn && root.dn) {
+          let node = path[path.length - 1];
+          while (node.children !== null) {
+            if (path.length % 2) {  // an OR node: the child easiest to prove
+              node = least(node.children, "pn");
+              this._place(node.move, attacker);
+            } else {
+              node = least(node.children, "dn");
+              this._place(node.move, defender);
+            }
+            path.push(node);
+            keys.push(this._keyString());
+          }
+          let before = [node.pn, node.dn];
+          if (path.length % 2) this._expandOr(node);
+          else this._expandAnd(node);
+          for (;;) {
+            const depth = path.length - 1;
+            node = path[depth];
+            updateNumbers(node, depth % 2 === 0);
+            if (depth % 2 === 0 && !(node.pn && node.dn)) this.solved.set(keys[depth], node.pn === 0);
+            if (depth === 0 || (node.pn === before[0] && node.dn === before[1])) break;
+            path.pop();
+            keys.pop();
+            this._remove(node.move, depth % 2 === 0 ? defender : attacker);
+            const parent = path[path.length - 1];
+            before = [parent.pn, parent.dn];
+          }
+        }
+      } finally {
+        for (let depth = path.length - 1; depth > 0; depth--) {
+          this._remove(path[depth].move, depth % 2 === 0 ? defender : attacker);
+        }
+      }
+    }
+
+    /** Children of an OR node: the attacker's threats, judged without placing them (VctSolver._expand_or). */
+    _expandOr(node) {
+      const fives = this._fourMoves();
+      const threes = new Map();
+      for (const [p, points] of fives) if (points.size > 1) threes.set(p, points);
+      const blocks = this._blocks();
+      let candidates;
+      if (blocks.size) {
+        candidates = blocks.size === 1 ? Array.from(blocks) : [];  // two cannot both be blocked
+      } else {
+        const points = new Set(fives.keys());
+        const cells = this.cells, windows = this.lines.windows;
+        for (const w of this.sets[ATTACKER_TWO]) for (const p of windows[w]) if (!cells[p]) points.add(p);
+        candidates = sortedPoints(points);
+      }
+      const children = [];
+      for (const move of candidates) {
+        this._tick();
+        const replies = this._judge(move, fives, threes);
+        if (replies !== null) {
+          children.push(newNode(move, replies.length, 1, replies));
+          if (!replies.length) break;  // proved
+        }
+      }
+      node.children = children;
+    }
+
+    /**
+     * Children of an AND node (its attacking move placed): the defender's replies, each an OR node
+     * judged at once where it can be (VctSolver._expand_and).
+     */
+    _expandAnd(node) {
+      const defender = 3 - this.attacker;
+      const children = [];
+      for (const reply of node.replies) {
+        this._tick();
+        this._place(reply, defender);
+        let won;
+        try {
+          won = this._status();
+        } finally {
+          this._remove(reply, defender);
+        }
+        const [pn, dn] = won === null ? [1, 1] : won ? [0, INFINITE] : [INFINITE, 0];
+        children.push(newNode(reply, pn, dn));
+        if (won === false) break;  // disproved
+      }
+      node.children = children;
+    }
+
+    /** For the attacker to move here: true (a win found at once), false (lost), null (VctSolver._status). */
+    _status() {
+      const sets = this.sets;
+      if (sets[ATTACKER_FOUR].size) return true;
+      const blocks = this._blocks();
+      if (blocks.size > 1) return false;
+      const known = this.solved.get(this._keyString());
+      if (known !== undefined) return known;
+      if (this._quick(LEAF_VCF_NODES) >= 0) return true;
+      if (!blocks.size && !sets[ATTACKER_TWO].size && !this._fourMoves().size) return false;  // no threat to make
+      return null;
+    }
+
+    /**
+     * The attacker's stone at `move`, judged without placing it: the defender's replies to search
+     * (one for a four, none for a double) or null when it is no threat (VctSolver._judge). `fives`
+     * is _fourMoves() and `threes` the three points among them (two five points or more).
+     */
+    _judge(move, fives, threes) {
+      const made = fives.get(move);
+      if (made) return made.size > 1 ? [] : Array.from(made);  // a double, or a four: its one reply
+      const threePoints = new Map(threes);
+      const cells = this.cells, windows = this.lines.windows;
+      const [mine, theirs] = this.counts, table = this.classOf;
+      for (const w of this.lines.through[move]) {
+        if (table[mine[w]][theirs[w]] === ATTACKER_TWO) {  // with the stone, a three: its two other empties
+          const [first, second] = windows[w].filter((p) => !cells[p] && p !== move);
+          for (const [point, other] of [[first, second], [second, first]]) {
+            const points = threePoints.get(point) || fives.get(point);
+            if (points === undefined) threePoints.set(point, new Set([other]));
+            else if (!points.has(other)) threePoints.set(point, new Set(points).add(other));
+          }
+        }
+      }
+      for (const [p, points] of threePoints) if (points.size < 2) threePoints.delete(p);
+      if (!threePoints.size) return null;
+      return this._replies(threePoints, move);
+    }
+
+    /**
+     * The defender's replies to a three (the attacker's stone at `move`), ascending: its defences
+     * (points that stop every three point) and its counter-fours (the empty points of its threes that
+     * `move` does not cut) (VctSolver._replies).
+     */
+    _replies(threePoints, move) {
+      const candidates = new Set(threePoints.keys());
+      for (const points of threePoints.values()) for (const p of points) candidates.add(p);
+      const replies = new Set();
+      for (const r of candidates) {
+        let stops = true;
+        for (const [p, points] of threePoints) {
+          if (r !== p && points.size - (points.has(r) ? 1 : 0) >= 2) {
+            stops = false;
+            break;
+          }
+        }
+        if (stops) replies.add(r);
+      }
+      const cells = this.cells, windows = this.lines.windows;
+      for (const w of this.sets[DEFENDER_THREE]) {
+        if (!windows[w].includes(move)) for (const p of windows[w]) if (!cells[p]) replies.add(p);
+      }
+      return sortedPoints(replies);
+    }
+  }
+
+  Object.assign(G, { Vct, VCT_DEFAULT_NODES: DEFAULT_VCT_NODES, VCT_LEAF_VCF_NODES: LEAF_VCF_NODES });
+})(typeof globalThis !== "undefined" ? globalThis : self);
