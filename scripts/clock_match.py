@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import close_players, play_openings, random_openings  # noqa: E402
+from gomoku.game.arena import close_players, format_table, play_openings, random_openings  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, make_player  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         result = play_openings(player, opponent, openings, on_game=progress)
     finally:
         close_players(player, opponent)
-    print(result.format_row())
+    print(format_table([result]))  # the player named above the row: its wins, draws, losses
     print(result.format_stats())
     answers = {name: getattr(p, "answer_times", None) for name, p in (("player", player), ("opponent", opponent))}
     answers = {name: times for name, times in answers.items() if times}

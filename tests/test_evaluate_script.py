@@ -248,3 +248,20 @@ def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
                     "alternating (default: 20)", "choices (default: 0)", "height (default: 9)",
                     "to win (default: 5)"):
         assert default in text, default
+
+
+def test_clock_match_names_the_player_whose_record_it_prints(tmp_path):
+    """scripts/clock_match.py prints the player above its row (the row is named by the opponent, as
+    in evaluate.py's table), so "+W =D -L" reads as the player's; the JSON holds the same counts."""
+    out = tmp_path / "match.json"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "clock_match.py"), "--player", "heuristic",
+                           "--opponent", "random", "--openings", "1", "--seed", "3", "--json", str(out)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())["result"]
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == ["game 1/2", "game 2/2"]
+    title, header, row = lines[2:5]
+    assert title == "player: heuristic" and header.split()[:2] == ["opponent", "+W"]
+    assert row.split()[:2] == ["random", f"+{result['wins']}"]
+    assert f"+{result['wins']} ={result['draws']} -{result['losses']}" in row
