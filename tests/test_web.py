@@ -378,18 +378,6 @@ def test_page_vcf_solver_matches_python(site):
     assert wins >= 2  # the fixed VCF positions
 
 
-def heuristic_games(seeds: tuple[int, ...]) -> list[list[int]]:
-    """Every position (game not over) of games between two seeded heuristic players, one a seed."""
-    positions = []
-    for seed in seeds:
-        players = [HeuristicPlayer(np.random.default_rng(seed + i)) for i in (0, 1)]
-        board = Board()
-        while not board.game_end()[0]:
-            positions.append(list(board.moves))
-            board.do_move(players[len(board.moves) % 2].get_action(board))
-    return positions
-
-
 def _cells_of(moves: list[int]) -> np.ndarray:
     cells = np.zeros(82, dtype=np.int8)
     for i, move in enumerate(moves):
@@ -403,9 +391,12 @@ def test_page_vct_solver_matches_python(site):
     side attacking, at the default budget and at a small one (out of budget midway), on every position
     of two seeded heuristic games and on random ones; and the defence sets of the first wins."""
     vct = pytest.importorskip("mcts.vct")
+    from gomoku.training.bench_common import BenchSettings
+    from gomoku.training.bench_threats import game_positions
     from mcts.geometry import Geometry
 
-    positions = [OWN_VCT, THEIR_VCT, OWN_VCF, MIDGAME] + heuristic_games((0, 2)) + random_positions(10, seed=13)
+    games = [list(board.moves) for board in game_positions(BenchSettings(vcf_games=2))]  # the pinned test's
+    positions = [OWN_VCT, THEIR_VCT, OWN_VCF, MIDGAME] + games + random_positions(10, seed=13)
     jobs = [{"moves": m, "attacker": attacker, "nodes": nodes}
             for m in positions for attacker in (1, 2) for nodes in (vct.DEFAULT_VCT_NODES, 60)]
     solver = vct.VctSolver(Geometry(9, 9, 5))
