@@ -222,3 +222,23 @@ def test_worker_processes_give_the_same_results():
     two = evaluate("heuristic", ["random"], games=4, seed=3, workers=2)
     assert [r.to_dict() for r in one] == [r.to_dict() for r in two]
     assert [r.records for r in one] == [r.records for r in two]
+
+
+def test_starting_workers_puts_back_a_sigint_handler_python_cannot_read(monkeypatch):
+    """Where SIGINT's handler was set outside Python, ``signal.signal`` returns None for it, which
+    it refuses to install again: the workers start, and SIGINT gets the default action back."""
+    import signal
+
+    from gomoku.game import processes
+
+    real = signal.signal
+    installed = []
+
+    def signal_from_c(number, handler):
+        installed.append(handler)
+        real(number, handler)
+        return None  # what Python reports for a handler a C library installed
+
+    monkeypatch.setattr(signal, "signal", signal_from_c)
+    processes._start_ignoring_sigint([])
+    assert installed == [signal.SIG_IGN, signal.SIG_DFL]

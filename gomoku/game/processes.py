@@ -104,4 +104,11 @@ def _start_ignoring_sigint(processes: Iterable) -> None:
             process.start()
     finally:
         if in_main:
-            signal.signal(signal.SIGINT, previous)
+            put_back_handler(signal.SIGINT, previous)
+
+
+def put_back_handler(number: int, handler) -> None:
+    """Install ``handler`` again for signal ``number``, as ``signal.signal`` or ``getsignal``
+    returned it: None (a handler not set from Python, which Python cannot set back) becomes the
+    default action instead of a TypeError. Main thread only."""
+    signal.signal(number, handler if handler is not None else signal.SIG_DFL)

@@ -28,6 +28,7 @@ from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
 from gomoku.pbrain.loader import ENGINE_LEAVES
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
+from gomoku.game.processes import put_back_handler
 from gomoku.training.bench_common import CLASSIC, BenchSettings, az_evaluator, machine, median_time
 from gomoku.training.bench_threats import (bench_vcf, bench_vcf_per_move, bench_vct, bench_vct_per_move,
                                            bench_vct_selfplay, game_positions)
@@ -204,7 +205,7 @@ def local_ray_cluster(nodes: int):
         shutil.rmtree(temp, ignore_errors=True)
         if threading.current_thread() is threading.main_thread():  # only it can set handlers
             for number, handler in handlers.items():
-                signal.signal(number, handler)
+                put_back_handler(number, handler)
 
 
 def run_selfplay(s: BenchSettings, config: Config, ray_nodes: int = 0, log=print) -> dict:
