@@ -4,11 +4,11 @@
 Never imports gomoku/ or mcts/ code beyond what it is given; the search never imports this.
 """
 
-from nets.checkpoint import CheckpointError, load_checkpoint, load_net, save_checkpoint, save_model
+from nets.checkpoint import CheckpointError, load_checkpoint, load_net, on_cpu, save_checkpoint, save_model
 from nets.evaluator import NetEvaluator
 from nets.model import NetConfig, build_net, count_parameters, default_device, flush_subnormals
 from nets.training import StepStats, Trainer, UpdateStats, adjust_lr_multiplier, kl_adaptive_update
 
 __all__ = ["CheckpointError", "NetConfig", "NetEvaluator", "StepStats", "Trainer", "UpdateStats",
            "adjust_lr_multiplier", "build_net", "count_parameters", "default_device", "flush_subnormals",
-           "kl_adaptive_update", "load_checkpoint", "load_net", "save_checkpoint", "save_model"]
+           "kl_adaptive_update", "load_checkpoint", "load_net", "on_cpu", "save_checkpoint", "save_model"]

@@ -2,7 +2,7 @@
 
 A checkpoint is a dict with at least ``format``, ``net_config`` (a plain dict) and ``model`` (the
 state dict); a training checkpoint adds the optimiser, counters and RNG states. Everything in it
-is a tensor, a Python scalar, a string or a container of those.
+is a tensor (on the CPU, whatever device trained it), a Python scalar, a string or a container of those.
 
 A model also records the rule it was trained for, ``n_in_row`` (stones in a row that win), so
 that a player refuses a board with another rule instead of playing it with the wrong net.
@@ -97,6 +97,18 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def on_cpu(value):
+    """``value`` with every tensor in it (in nested dicts, lists and tuples) detached and on the CPU:
+    what a checkpoint stores, so that it loads on any machine, with or without a GPU."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {key: on_cpu(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(on_cpu(item) for item in value)
+    return value
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict,
@@ -247,5 +259,5 @@ def save_model(path: str | os.PathLike, net: nn.Module, *, n_in_row: int = DEFAU
     if isinstance(n_in_row, bool) or not isinstance(n_in_row, int) or n_in_row < 1:
         raise ValueError(f"n_in_row must be a positive integer, got {n_in_row!r}")
     save_checkpoint(path, {"net_config": net.config.to_dict(),
-                           "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+                           "model": on_cpu(net.state_dict()),
                            "n_in_row": n_in_row, **extra})

@@ -161,6 +161,32 @@ def test_train_script_and_evaluate_with_the_checkpoint(tmp_path):
     assert "random" in result.stdout
 
 
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_run_trained_on_cuda_resumes_on_cuda_and_on_the_cpu(tmp_path):
+    """Checkpoints hold CPU tensors only (the optimiser state and the RNG state too), so a run
+    trained on a GPU resumes there and on a machine without one (a plain torch.load included)."""
+    config = load_config("configs/smoke.yaml", ["train.game_batch_num=4"])
+    TrainPipeline(config, tmp_path, device="cuda", progress=False).run()
+    payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)  # no map_location
+    assert payload["optimizer"]["state"] and all(t.device.type == "cpu" for t in _tensors(payload))
+    for device, games in (("cuda", 8), ("cpu", 12)):
+        resumed = TrainPipeline(None, tmp_path, device=device, resume=True, progress=False,
+                                overrides=[f"train.game_batch_num={games}"])
+        resumed.run()
+        assert resumed.games_played >= games and next(resumed.net.parameters()).device.type == device
+
+
 def test_kill_saves_and_resumes(tmp_path):
     """A plain `kill` (SIGTERM) stops train.py cleanly: checkpoint saved, exit 130, resumable."""
     import signal

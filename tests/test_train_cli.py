@@ -17,6 +17,7 @@ import torch
 import gomoku.training.pipeline as pipeline_module
 from gomoku.training.config import load_config
 from gomoku.training.pipeline import TrainPipeline
+from nets import default_device
 from nets.checkpoint import FORMAT, atomic_write
 from tests.fakes import metrics_records
 
@@ -93,7 +94,8 @@ def test_banner_progress_and_the_end_line(tmp_path, train, caplog):
         code, out, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress",
                                "--set", "train.game_batch_num=8", "--max-minutes", "60")
     assert code == 0, err
-    for text in (f"run directory: {run} (a new run)", f"config: {SMOKE}", "training on cpu; self-play: 1 worker",
+    for text in (f"run directory: {run} (a new run)", f"config: {SMOKE}",
+                 f"training on {default_device().type}; self-play: 1 worker",
                  "stops at 8 games (train.game_batch_num) or 60 min of run time", "evaluation every 8 games"):
         assert text in out
     assert "iter 1: 4/8 games" in caplog.text and "positions/s" in caplog.text and "end in ~" in caplog.text

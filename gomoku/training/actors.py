@@ -26,7 +26,7 @@ from gomoku.training.evaluation import play_eval_games
 from gomoku.training.messages import EvalResult, EvalTask, SelfPlayResult, SelfPlayTask, WorkerError
 from gomoku.training.selfplay import SelfPlayRunner
 from gomoku.training.worker import resolve_inference
-from nets import NetEvaluator, build_net
+from nets import NetEvaluator, build_net, on_cpu
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def make_actors(config: Config, net: torch.nn.Module, device: torch.device, rng:
     else:
         actors = InProcessActors(config, net, device, rng)
     try:
-        actors.publish({k: v.detach().cpu() for k, v in net.state_dict().items()})
+        actors.publish(on_cpu(net.state_dict()))
     except BaseException:
         actors.close()
         raise

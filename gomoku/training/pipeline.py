@@ -41,7 +41,8 @@ from gomoku.training.rundir import (RunLock, append_line, fault_point, make_run_
                                     repair_metrics, writing)
 from gomoku.training.state import RunState
 from gomoku.training.symmetry import augment
-from nets import CheckpointError, NetConfig, Trainer, build_net, kl_adaptive_update, load_checkpoint, save_checkpoint
+from nets import (CheckpointError, NetConfig, Trainer, build_net, kl_adaptive_update, load_checkpoint, on_cpu,
+                  save_checkpoint)
 from nets.checkpoint import atomic_write, deferred_signals
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class TrainPipeline:
         self._config_on_disk: dict | None = None  # what config.yaml holds
         try:
             remove_stale_temps(self.run_dir, self.shards.folder)
-            payload = (load_checkpoint(self.run_dir / CHECKPOINT, map_location=self.device, training=True)
+            payload = (load_checkpoint(self.run_dir / CHECKPOINT, training=True)
                        if resume else None)
             if payload is not None:
                 config = self._resume_config(payload, config, overrides or [])
@@ -175,7 +176,7 @@ class TrainPipeline:
     def _payload(self, state: RunState) -> dict:
         return {"net_config": self.net_config.to_dict(),
                 "model": self._weights(),
-                "optimizer": self.trainer.optimizer.state_dict(),
+                "optimizer": on_cpu(self.trainer.optimizer.state_dict()),
                 **state.to_payload(),
                 "rng": self.rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state(),
@@ -240,7 +241,7 @@ class TrainPipeline:
         self.buffer.restore(chosen, total)
 
     def _weights(self) -> dict:
-        return {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
+        return on_cpu(self.net.state_dict())
 
     # ------------------------------------------------------------------ the stages
     def self_play(self, games: int) -> SelfPlayResult:
