@@ -143,7 +143,7 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
     model = None
     if kind == "dynamo":
         try:
-            program = torch.onnx.export(net, (example,), dynamo=True, opset_version=opset,
+            program = torch.onnx.export(net, (example,), dynamo=True, opset_version=opset, verbose=False,
                                         input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
                                         dynamic_shapes={"x": _dynamic_dims(config)})
             model = program.model_proto
@@ -156,7 +156,7 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # the legacy exporter's notice
             warnings.simplefilter("ignore", FutureWarning)
-            torch.onnx.export(net, (example,), buffer, dynamo=False, opset_version=opset,
+            torch.onnx.export(net, (example,), buffer, dynamo=False, opset_version=opset, verbose=False,
                               input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES),
                               dynamic_axes=_dynamic_axes(config))
         model = onnx.load_model_from_string(buffer.getvalue())

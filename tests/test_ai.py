@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 from gomoku import Board
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
@@ -59,7 +60,10 @@ def test_window_opponent_searches_with_several_leaves_and_threads(model_path):
 
     player = build_opponent(f"az:{model_path}:64", size=9, seed=0)
     assert player.config.leaves_per_step == WINDOW_LEAVES > 1
-    session = player.evaluator.session  # onnxruntime is a core dependency: the default runtime on a CPU
-    assert session.get_session_options().intra_op_num_threads == WINDOW_THREADS
+    if torch.cuda.is_available():  # a GPU machine's default runtime is torch on CUDA (nets.loading)
+        assert player.evaluator.device.type == "cuda"
+    else:  # onnxruntime is a core dependency: the default runtime on a CPU
+        session = player.evaluator.session
+        assert session.get_session_options().intra_op_num_threads == WINDOW_THREADS
     assert player.get_action(Board.from_moves(BOTH_FOUR)) == 40
     assert make_player(f"az:{model_path}:64", seed=0).config.leaves_per_step == 1  # elsewhere: exact search
