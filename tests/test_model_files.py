@@ -282,3 +282,17 @@ def test_a_full_disk_during_a_save_is_an_oserror_and_loses_nothing(tmp_path, mon
         save_model(path, build_net(NetConfig(width=5, height=5)))
     assert caught.value.errno == errno.ENOSPC and type(caught.value) is OSError
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["m.pt"]
+
+
+def test_on_cpu_keeps_the_structure_and_detaches_every_tensor():
+    from nets import on_cpu
+
+    weight = torch.ones(2, requires_grad=True)
+    state = {"state": {0: {"step": torch.tensor(3.0), "exp_avg": weight * 2}},
+             "param_groups": [{"lr": 0.002, "params": [0]}], "pair": (weight, "name")}
+    moved = on_cpu(state)
+    assert moved["param_groups"] == [{"lr": 0.002, "params": [0]}] and moved["pair"][1] == "name"
+    assert isinstance(moved["pair"], tuple) and sorted(moved["state"][0]) == ["exp_avg", "step"]
+    tensors = [moved["state"][0]["step"], moved["state"][0]["exp_avg"], moved["pair"][0]]
+    assert all(t.device.type == "cpu" and not t.requires_grad for t in tensors)
+    assert torch.equal(moved["state"][0]["exp_avg"], torch.full((2,), 2.0))
