@@ -1,5 +1,5 @@
 """Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray] [--vct [--model PATH]]
-[--selfplay [--config PATH] [--ray-nodes N]]"""
+[--selfplay [--config PATH] [--set SECTION.KEY=VALUE] [--ray-nodes N | --variants]]"""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
                              "search structure)")
     parser.add_argument("--variants", action="store_true",
                         help="also compare self-play layouts (one process or one per core; torch, onnx, "
-                             "an inference server; on CUDA also per-worker CUDA nets)")
+                             "an inference server; on CUDA also per-worker CUDA nets); with --selfplay, only them")
     parser.add_argument("--ray", action=argparse.BooleanOptionalAction, default=None,
                         help="also time self-play on Ray actors beside the process pool, same config "
                              "(default: on, off with --quick; needs pip install -e \".[ray]\")")
@@ -35,10 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--selfplay", action="store_true",
                         help="only the self-play figures of --config: the process pool, then Ray actors")
     parser.add_argument("--config", default=None, help="with --selfplay: the run config (default: the defaults, 9x9)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="with --selfplay: override a key of that config (repeatable), e.g. --set "
+                             "search.n_playout=100; with --variants too, every layout plays that config")
     parser.add_argument("--ray-nodes", type=int, default=2,
                         help="with --selfplay: Ray actors on a local cluster of this many one-CPU nodes, as the "
                              "tests start it (0: no Ray figure; default 2)")
     args = parser.parse_args(argv)
+    if args.set and not args.selfplay:
+        parser.error("--set needs --selfplay (it changes the config of the self-play figures)")
     from gomoku.training.bench import BenchSettings, machine, run_all, run_search
     from gomoku.training.bench_threats import run_vct
     from nets import default_device
@@ -52,11 +57,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.search:
         results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
     elif args.selfplay:
-        from gomoku.training.bench import run_selfplay
-        from gomoku.training.config import load_config
+        from gomoku.training.bench import bench_selfplay_variants, run_selfplay
+        from gomoku.training.config import ConfigError, load_config
 
+        try:
+            config = load_config(args.config, args.set)
+        except (ConfigError, OSError) as error:
+            parser.error(str(error))
         results = {"machine": machine(), "settings": settings.__dict__.copy(), "config": args.config,
-                   **run_selfplay(settings, load_config(args.config), args.ray_nodes)}
+                   "overrides": args.set}
+        if args.variants:  # only the layouts, each on this config
+            results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(settings, config_path=args.config,
+                                                                                   overrides=args.set)
+        else:
+            results.update(run_selfplay(settings, config, args.ray_nodes))
     elif args.vct:
         results = run_vct(settings, model=args.model)
     else:

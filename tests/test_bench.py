@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import pytest
 import torch
 
 from gomoku.training import bench, bench_threats
@@ -61,3 +62,38 @@ def test_selfplay_variants_are_valid_configs():
     for overrides in bench.CUDA_SELFPLAY_VARIANTS.values():  # in-process (bench --device) or on cuda
         selfplay = load_config(None, overrides).selfplay
         assert selfplay.workers == 1 or selfplay.device == "cuda"
+
+
+def test_selfplay_variants_play_the_given_config_with_each_layout(monkeypatch):
+    """bench.py --selfplay --variants --config C --set K=V: every layout plays C with K=V."""
+    from gomoku.training.config import load_config
+
+    played = []
+    monkeypatch.setattr(bench, "bench_selfplay", lambda s, config: played.append(config) or {
+        "selfplay_positions_per_s": 1.0})
+    figures = bench.bench_selfplay_variants(bench.BenchSettings(), log=lambda line: None,
+                                            config_path="configs/smoke.yaml", overrides=["search.n_playout=7"])
+    layouts = {name: overrides for name, overrides in bench.SELFPLAY_VARIANTS.items()
+               if "selfplay.runtime=onnx" not in overrides or bench.onnx_available()}
+    assert list(figures) == list(layouts) and len(played) == len(layouts)
+    for config, overrides in zip(played, layouts.values()):
+        assert config.board.width == 6 and config.search.n_playout == 7  # the smoke config, then --set
+        assert config.selfplay == load_config("configs/smoke.yaml", overrides).selfplay  # the layout's keys on top
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--set", "search.n_playout=7"], "--set needs --selfplay"),
+    (["--selfplay", "--set", "search.n_playouts=7"], "unknown key search.n_playouts"),
+])
+def test_bench_set_errors_are_one_line(argv, message, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
+    spec = importlib.util.spec_from_file_location("bench_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    with pytest.raises(SystemExit) as exit_:
+        script.main(argv)
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exit_.value.code == 2 and ": error: " in error and message in error  # one line, argparse's form

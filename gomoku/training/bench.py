@@ -285,15 +285,19 @@ CUDA_SELFPLAY_VARIANTS = {  # on a CUDA machine only (the in-process one runs on
 }
 
 
-def bench_selfplay_variants(s: BenchSettings, log=print) -> dict:
+def bench_selfplay_variants(s: BenchSettings, log=print, config_path: str | None = None,
+                            overrides: list[str] | tuple[str, ...] = ()) -> dict:
+    """Self-play positions/s of each layout (``SELFPLAY_VARIANTS``, on CUDA also the CUDA ones),
+    each the config at ``config_path`` (default: the defaults) with ``overrides``, then the layout's."""
+    base = list(overrides)
     variants = dict(SELFPLAY_VARIANTS)
     if torch.cuda.is_available():
         variants.update(CUDA_SELFPLAY_VARIANTS)
     out = {}
-    for name, overrides in variants.items():
-        if "selfplay.runtime=onnx" in overrides and not onnx_available():
+    for name, layout in variants.items():
+        if "selfplay.runtime=onnx" in layout and not onnx_available():
             continue
-        config = load_config(None, overrides)
+        config = load_config(config_path, base + layout)
         result = bench_selfplay(s, config)
         out[name] = result["selfplay_positions_per_s"]
         per_call = result.get("selfplay_server_positions_per_call")
