@@ -289,7 +289,6 @@ def bench_selfplay_variants(s: BenchSettings, log=print, config_path: str | None
                             overrides: list[str] | tuple[str, ...] = ()) -> dict:
     """Self-play positions/s of each layout (``SELFPLAY_VARIANTS``, on CUDA also the CUDA ones),
     each the config at ``config_path`` (default: the defaults) with ``overrides``, then the layout's."""
-    base = list(overrides)
     variants = dict(SELFPLAY_VARIANTS)
     if torch.cuda.is_available():
         variants.update(CUDA_SELFPLAY_VARIANTS)
@@ -297,7 +296,7 @@ def bench_selfplay_variants(s: BenchSettings, log=print, config_path: str | None
     for name, layout in variants.items():
         if "selfplay.runtime=onnx" in layout and not onnx_available():
             continue
-        config = load_config(config_path, base + layout)
+        config = load_config(config_path, [*overrides, *layout])
         result = bench_selfplay(s, config)
         out[name] = result["selfplay_positions_per_s"]
         per_call = result.get("selfplay_server_positions_per_call")
