@@ -1,9 +1,11 @@
-"""Stand-ins shared by the tests: a deterministic evaluator and a run's metrics lines."""
+"""Stand-ins shared by the tests: a deterministic evaluator, a run's metrics lines and the scripts as modules."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -33,3 +35,12 @@ def metrics_records(run: Path) -> list[dict]:
     """The lines of a run's metrics.jsonl ([] when there is none yet)."""
     path = Path(run) / "metrics.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/NAME.py`` as a module, so that a test calls its ``main`` in this process."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -8,6 +8,7 @@ import pytest
 from gomoku.training import ablation
 from gomoku.training.ablation import Variant, format_ablation, run_ablation
 from gomoku.training.config import ConfigError
+from tests.fakes import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -77,11 +78,7 @@ def test_a_longer_ablation_resumes_the_runs(tmp_path):
 
 
 def test_script_errors_are_one_line(tmp_path, capsys):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("ablate_script", ROOT / "scripts" / "ablate.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("ablate")
     common = ["--config", str(SMOKE), "--minutes", "1", "--root", str(tmp_path / "ab"), "--opponent", "random"]
     for variant, message in (("typo search.vcff=false", "search.vcff"), ("a/b", "the name must be")):
         assert script.main([*common, "--variant", variant]) == 2

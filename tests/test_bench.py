@@ -7,6 +7,7 @@ import torch
 
 from gomoku.training import bench, bench_threats
 from gomoku.training.config import Config
+from tests.fakes import load_script
 
 
 def test_bench_functions_report_positive_rates():
@@ -86,14 +87,7 @@ def test_selfplay_variants_play_the_given_config_with_each_layout(monkeypatch):
     (["--selfplay", "--set", "search.n_playouts=7"], "unknown key search.n_playouts"),
 ])
 def test_bench_set_errors_are_one_line(argv, message, capsys):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
-    spec = importlib.util.spec_from_file_location("bench_script", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     with pytest.raises(SystemExit) as exit_:
-        script.main(argv)
+        load_script("bench").main(argv)
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert exit_.value.code == 2 and ": error: " in error and message in error  # one line, argparse's form

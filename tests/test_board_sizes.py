@@ -2,9 +2,7 @@
 exports load for every size it plays, an fc model refuses other sizes, a 15x15 run trains,
 resumes and evaluates, and the engine plays 15x15 through the protocol."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,18 +19,14 @@ from nets import CheckpointError, NetConfig, NetEvaluator, build_net, load_net, 
 from nets.model import MAX_BOARD_SIDE, MIN_POOLED_SIDE
 from nets.onnx_evaluator import OnnxEvaluator
 from nets.onnx_export import check_onnx, export_in_memory, random_planes
-from tests.fakes import metrics_records
+from tests.fakes import load_script, metrics_records
 
-ROOT = Path(__file__).resolve().parents[1]
 SIDES = (9, 15, 20)
 
 
 def evaluate_script(*args: str) -> int:
     """scripts/evaluate.py's main, run in this process (no second interpreter to start)."""
-    spec = importlib.util.spec_from_file_location("evaluate_script", ROOT / "scripts" / "evaluate.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script.main(list(args))
+    return load_script("evaluate").main(list(args))
 
 
 def _pooled(arch: str = "conv3", side: int = 9) -> torch.nn.Module:

@@ -1,6 +1,5 @@
 """scripts/evaluate.py as a user runs it: a subprocess from the repo root, no install needed."""
 
-import importlib.util
 import json
 import os
 import re
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gomoku.game.arena import MatchResult
+from tests.fakes import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "evaluate.py"
@@ -70,9 +70,7 @@ def test_no_arguments_without_a_shipped_model_exits_2():
 
 @pytest.mark.skipif(not (REPO_ROOT / "models" / "9x9.pt").exists(), reason="no shipped model at models/9x9.pt")
 def test_no_arguments_play_the_shipped_model_against_the_pure_mcts_ladder(monkeypatch, capsys):
-    spec = importlib.util.spec_from_file_location("evaluate_script", SCRIPT)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("evaluate")
     calls = []
 
     def fake_evaluate(player, opponents, games, **options):

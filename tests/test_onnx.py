@@ -21,6 +21,7 @@ from nets import NetConfig, NetEvaluator, build_net, save_model  # noqa: E402
 from nets.onnx_evaluator import OnnxEvaluator  # noqa: E402
 from nets.onnx_export import (OnnxCheckError, check_onnx, export_onnx, random_planes,  # noqa: E402
                               read_net_config)
+from tests.fakes import load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -222,15 +223,6 @@ def test_no_temporary_files_survive_a_killed_process(exported, tmp_path):
     assert sorted(path.name for path in temp.iterdir() if path.name != ONNXRUNTIME_SESSION_FILE) == []
 
 
-def _export_script():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("export_onnx_script", REPO_ROOT / "scripts" / "export_onnx.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
-
-
 def _one_line_error(capsys, usage: bool = False) -> str:
     """The error the script printed: one line (after argparse's usage lines for a bad option)."""
     err = capsys.readouterr().err.strip()
@@ -250,7 +242,7 @@ def test_export_script_never_writes_over_its_model(exported, tmp_path, capsys):
     original = model.read_bytes()
     (tmp_path / "link.onnx").symlink_to(model)
     os.link(model, tmp_path / "hard.onnx")
-    script = _export_script()
+    script = load_script("export_onnx")
     for out in (model, tmp_path / "link.onnx", tmp_path / "hard.onnx", tmp_path / "other.pt", tmp_path):
         assert script.main([str(model), str(out)]) == 2
         assert "error: the output" in _one_line_error(capsys)
@@ -263,7 +255,7 @@ def test_export_script_never_writes_over_its_model(exported, tmp_path, capsys):
 def test_export_script_refuses_bad_options_in_one_line(exported, tmp_path, capsys, options):
     _, model_pt, _ = exported
     with pytest.raises(SystemExit) as caught:
-        _export_script().main([str(model_pt), str(tmp_path / "x.onnx"), *options])
+        load_script("export_onnx").main([str(model_pt), str(tmp_path / "x.onnx"), *options])
     assert caught.value.code == 2
     assert "error:" in _one_line_error(capsys, usage=True)
     assert not (tmp_path / "x.onnx").exists()
@@ -275,7 +267,7 @@ def test_export_script_reports_unwritable_outputs_in_one_line(exported, tmp_path
     import nets.onnx_export
 
     _, model_pt, _ = exported
-    script = _export_script()
+    script = load_script("export_onnx")
     (tmp_path / "file").write_text("a file, not a folder")
     assert script.main([str(model_pt), str(tmp_path / "file" / "x.onnx")]) == 2
     assert "cannot write" in _one_line_error(capsys)
@@ -293,14 +285,14 @@ def test_export_script_reports_unwritable_outputs_in_one_line(exported, tmp_path
                     reason="onnxscript is installed: the dynamo exporter is there")
 def test_export_script_without_onnxscript_says_so(exported, tmp_path, capsys):
     _, model_pt, _ = exported
-    assert _export_script().main([str(model_pt), str(tmp_path / "x.onnx"), "--exporter", "dynamo"]) == 2
+    assert load_script("export_onnx").main([str(model_pt), str(tmp_path / "x.onnx"), "--exporter", "dynamo"]) == 2
     assert "onnxscript" in _one_line_error(capsys)
 
 
 def test_export_script_writes_nothing_when_the_check_fails(tmp_path, capsys):
     """A NaN in a weight: the model file is refused on load; the check would refuse it too."""
     save_model(tmp_path / "nan.pt", _broken_net(float("nan")))
-    assert _export_script().main([str(tmp_path / "nan.pt"), str(tmp_path / "nan.onnx")]) == 2
+    assert load_script("export_onnx").main([str(tmp_path / "nan.pt"), str(tmp_path / "nan.onnx")]) == 2
     assert "non-finite" in _one_line_error(capsys)
     assert not (tmp_path / "nan.onnx").exists()
 

@@ -1,7 +1,6 @@
 """The int8 export (nets.onnx_quant, gomoku.training.int8) on the shipped model: the evaluator's
 contract, the metadata kept, and the float32 net's top move wherever that move is clear."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from nets.loading import load_evaluator  # noqa: E402
 from nets.onnx_evaluator import OnnxEvaluator  # noqa: E402
 from nets.onnx_export import export_in_memory, save_onnx  # noqa: E402
 from nets.onnx_quant import quantize_int8  # noqa: E402
+from tests.fakes import load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CLEAR_MARGIN = 0.1  # the float32 top prior leads the second by this much: int8 must pick it too
@@ -85,9 +85,7 @@ def test_bad_calibration_planes_are_refused(models, shape):
 
 
 def test_the_export_script_writes_the_int8_model(models, tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("export_onnx_int8", REPO_ROOT / "scripts" / "export_onnx.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("export_onnx")
     assert script.parse_args(["--int8"]).out == Path("models/9x9-int8.onnx")
     out = tmp_path / "9x9-int8.onnx"
     assert script.main(["--int8", SHIPPED_MODEL, str(out)]) == 0

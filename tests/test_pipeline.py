@@ -14,7 +14,7 @@ from gomoku.training.config import load_config
 from gomoku.training.pipeline import TrainPipeline
 from gomoku.training.selfplay import SelfPlayRunner
 from mcts import UniformEvaluator
-from tests.fakes import metrics_records
+from tests.fakes import load_script, metrics_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -354,21 +354,12 @@ def test_a_dead_worker_is_restarted_and_its_task_played_again():
         pool.close()
 
 
-def _train_script():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("train_script", ROOT / "scripts" / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_train_script_errors_are_one_line(tmp_path, capsys):
     import os
     import signal
 
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    main = _train_script().main
+    main = load_script("train").main
     base = ["--config", "configs/smoke.yaml", "--no-progress", "--run-dir"]
 
     def error(argv: list[str], code: int = 2) -> str:

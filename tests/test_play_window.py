@@ -2,7 +2,6 @@
 
 The helpers here (make_app, click, press, ...) are shared with tests/test_ui_window.py."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from gomoku.ui.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
 from gomoku.ui.layout import BASE_SIZE  # noqa: E402
 from gomoku.game.board import Board  # noqa: E402
 from gomoku.players import Player, parse_point  # noqa: E402
+from tests.fakes import load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 E5 = parse_point(Board(), "E5")
@@ -262,7 +262,7 @@ def test_a_model_for_another_board_size_is_rejected(tmp_path, capsys):
     model = save_net(tmp_path / "net7.pt", 7)
     with pytest.raises(SetupError, match="7x7 board, not 9x9"):
         PlayApp(model=model, size=9)
-    play = _load_script()
+    play = load_script("play")
     assert play.main(["--model", str(model), "--size", "9"]) == 2
     assert "7x7 board, not 9x9" in capsys.readouterr().err
     game = tmp_path / "game.txt"
@@ -308,16 +308,9 @@ def test_bad_moves_are_a_setup_error():
 
 
 # ---------------------------------------------------------------------------- the script
-def _load_script():
-    spec = importlib.util.spec_from_file_location("play_script", REPO_ROOT / "scripts" / "play.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_screenshot_from_the_command_line(tmp_path):
     out = tmp_path / "shot.png"
-    assert _load_script().main(["--opponent", "minimax:1", "--moves", "E5,D4,E4", "--seed", "0",
+    assert load_script("play").main(["--opponent", "minimax:1", "--moves", "E5,D4,E4", "--seed", "0",
                                 "--screenshot", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     image = pygame.image.load(str(out))

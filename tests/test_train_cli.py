@@ -4,7 +4,6 @@ that started the run, and one-line errors for hostile input (fault injection for
 from __future__ import annotations
 
 import errno
-import importlib.util
 import logging
 import os
 import signal
@@ -19,24 +18,17 @@ from gomoku.training.config import load_config
 from gomoku.training.pipeline import TrainPipeline
 from nets import default_device
 from nets.checkpoint import FORMAT, atomic_write
-from tests.fakes import metrics_records
+from tests.fakes import load_script, metrics_records
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
 def train(capsys):
     """train.py's main, run in this process: returns (exit code, stdout, stderr lines)."""
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    main = _script("train").main
+    main = load_script("train").main
 
     def call(*argv: str) -> tuple[int, str, list[str]]:
         try:
@@ -144,7 +136,7 @@ def test_a_bad_set_value_on_resume_and_in_an_ablation_variant(tmp_path, train, c
     assert code == 2 and len(err) == 1 and "the value is not valid YAML" in err[0]
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        code = _script("ablate").main(["--config", SMOKE, "--variant", "x search.n_playout=[", "--minutes", "1",
+        code = load_script("ablate").main(["--config", SMOKE, "--variant", "x search.n_playout=[", "--minutes", "1",
                                        "--root", str(tmp_path / "abl"), "--opponent", "random"])
     finally:
         for number, handler in handlers.items():

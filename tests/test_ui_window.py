@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from test_play_window import (E5, REPO_ROOT, SLOW_AI, _load_script, button, click, make_app, point,  # noqa: F401
+from test_play_window import (E5, REPO_ROOT, SLOW_AI, button, click, make_app, point,  # noqa: F401
                               press, pygame, wait_thinking)
 
 from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, SearchState, Strength  # noqa: E402
@@ -17,6 +17,7 @@ from gomoku.ui.app import GAME_OVER, PlayApp, SetupError  # noqa: E402
 from gomoku.ui.layout import BASE_SIZE, MIN_WINDOW  # noqa: E402
 from gomoku.ui.panel import win_labels  # noqa: E402
 from gomoku.ui.session import BLACK, WHITE  # noqa: E402
+from tests.fakes import load_script  # noqa: E402
 
 
 def texts(app):
@@ -135,7 +136,7 @@ def test_the_mini_board_shows_played_stones_and_undo_keeps_the_analysis(make_app
 
 def test_command_line_messages(capsys, tmp_path):
     """Issue 15, 7 and issue 12: indices in messages, a help that lists 'human', a mistyped model."""
-    play = _load_script()
+    play = load_script("play")
     assert play.main(["--opponent", "minimax:1", "--moves", "E5,E5"]) == 2
     err = capsys.readouterr().err
     assert err == "error: bad --moves: move 2, E5: that point is already taken\n"
@@ -156,7 +157,7 @@ def test_without_a_display_it_says_so_at_once(monkeypatch, capsys):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(sys, "platform", "linux")
     started = time.perf_counter()
-    assert _load_script().main(["--opponent", "minimax:1"]) == 1
+    assert load_script("play").main(["--opponent", "minimax:1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: no display") and err.count("\n") == 1 and time.perf_counter() - started < 5
 
@@ -271,7 +272,7 @@ def test_save_and_load_a_game(make_app, tmp_path):
     click(app, pos=button(app, "save").rect.center)
     assert "Saved" in app.status_text()
     out = tmp_path / "shot.png"
-    assert _load_script().main(["--opponent", "minimax:1", "--load", str(saved), "--screenshot", str(out)]) == 0
+    assert load_script("play").main(["--opponent", "minimax:1", "--load", str(saved), "--screenshot", str(out)]) == 0
 
 
 def test_rows_are_numbered_from_the_bottom(make_app):
@@ -290,7 +291,7 @@ def test_rows_are_numbered_from_the_bottom(make_app):
 def test_command_line_mistakes_are_one_line_errors(monkeypatch, capsys, tmp_path):
     """Issue 28: window sizes out of range, an unwritable screenshot, a missing model without a
     display (it named the display), an unknown opponent (the list offered 'human')."""
-    play = _load_script()
+    play = load_script("play")
     for size in ("10x10", "30000x30000", "640x480", "923x700", "5121x900"):
         with pytest.raises(SystemExit):
             play.parse_args(["--window", size])
@@ -330,7 +331,7 @@ def test_a_screenshot_that_cannot_be_saved_is_a_one_line_error(monkeypatch, caps
 
     monkeypatch.setattr(pygame.image, "save", fail)
     out = tmp_path / "shot.png"
-    assert _load_script().main(["--opponent", "minimax:1", "--screenshot", str(out)]) == 2
+    assert load_script("play").main(["--opponent", "minimax:1", "--screenshot", str(out)]) == 2
     assert capsys.readouterr().err == f"error: cannot save the screenshot {out}: Couldn't open {out}\n"
 
 

@@ -3,7 +3,6 @@ Python search, its classical players and VCF solver against the Python ones (all
 whole game in a headless Chromium played by clicks."""
 
 import dataclasses
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from gomoku.players.alphabeta import AlphaBetaPlayer
 from gomoku.web import ExportError, export_site
 from gomoku.web.export import BIG_BOARD_PLAYOUTS, STATIC_FILES
 from mcts import BatchedMCTS, SearchConfig
+from tests.fakes import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL = REPO_ROOT / "models" / "9x9.pt"
@@ -110,22 +110,13 @@ def test_export_refuses_a_model_the_page_cannot_run(tmp_path):
 
 
 def test_export_script(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("export_web", REPO_ROOT / "scripts" / "export_web.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("export_web")
     assert script.main([str(MODEL), "--out", str(tmp_path / "site")]) == 0
     assert (tmp_path / "site" / "index.html").is_file()
     assert "python -m http.server --bind 127.0.0.1" in capsys.readouterr().out  # not every interface
     small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
     assert script.main([str(small), "--out", str(tmp_path / "bad")]) == 2
     assert "the page plays 9x9 only" in capsys.readouterr().err
-
-
-def _export_web_script():
-    spec = importlib.util.spec_from_file_location("export_web", REPO_ROOT / "scripts" / "export_web.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
 
 
 def _last_error_line(capsys) -> str:
@@ -139,7 +130,7 @@ def test_export_script_errors_are_one_line(tmp_path, capsys, monkeypatch):
 
     import gomoku.web.export
 
-    script = _export_web_script()
+    script = load_script("export_web")
     for port in ("99999", "-1"):
         with pytest.raises(SystemExit) as caught:
             script.main([str(MODEL), "--out", str(tmp_path / "site"), "--serve", port])
