@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import close_players, format_table, play_openings, random_openings  # noqa: E402
+from gomoku.game.arena import close_players, format_table, game_lines, play_openings, random_openings  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, make_player  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=9)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, metavar="PATH")
+    parser.add_argument("--games-out", type=Path, metavar="PATH", help="every game as a JSON line, as "
+                        "evaluate.py --games-out writes them (scripts/review.py reads them)")
     args = parser.parse_args(argv)
     if args.openings < 1 or args.stones < 0:
         parser.error("--openings must be at least 1 and --stones at least 0")
@@ -61,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, times in answers.items():
         print(f"answers through the protocol, {name}: median {np.median(times) * 1000:.0f} ms, "
               f"slowest {max(times) * 1000:.0f} ms over {len(times)}")
+    if args.games_out:
+        args.games_out.write_text("".join(json.dumps(line) + "\n" for line in game_lines([result])))
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
                    "stones": args.stones, "size": args.size, "seed": args.seed, "minutes": (time.time() - started) / 60,

@@ -25,7 +25,7 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table  # noqa: E402
+from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table, game_lines  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
@@ -73,6 +73,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--size", type=int, default=9, help="board width and height (default: %(default)s)")
     parser.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win (default: %(default)s)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results to this JSON file")
+    parser.add_argument("--games-out", type=Path, metavar="PATH", help="also write every game to this "
+                        "JSON Lines file: colours, result and moves (standard notation, as play.py --moves takes them)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--workers", type=int, default=1, help="processes playing games in parallel "
                         "(the results do not depend on it; default: %(default)s)")
@@ -99,15 +101,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def output_problem(path: Path) -> str | None:
-    """Why the results could not be written to ``path`` (None: they can), checked before the games."""
+def output_problem(path: Path, option: str = "--json") -> str | None:
+    """Why ``option``'s file could not be written to ``path`` (None: it can), checked before the games."""
     folder = path.parent
     if path.is_dir():
-        return f"--json {path} is a folder, not a file"
+        return f"{option} {path} is a folder, not a file"
     if not folder.is_dir():
-        return f"--json {path}: there is no folder {folder}"
+        return f"{option} {path}: there is no folder {folder}"
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return f"--json {path}: not writable"
+        return f"{option} {path}: not writable"
     return None
 
 
@@ -131,9 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no shipped model at {DEFAULT_MODEL} yet; train one with scripts/train.py or pass --player",
               file=sys.stderr)
         return EXIT_USAGE
-    if args.json and (problem := output_problem(args.json)):
-        print(f"error: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+    for option, path in (("--json", args.json), ("--games-out", args.games_out)):
+        if path and (problem := output_problem(path, option)):
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     opponents = args.opponents or list(PURE_MCTS_LADDER)
     interrupted = None
     try:
@@ -169,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         print("moves: playouts reached" + (", thinking time" if timed else ""))
         print("\n".join(result.format_stats(timing=timed) for result in results if result.games))
     sys.stdout.flush()
+    if args.games_out:
+        try:
+            args.games_out.write_text("".join(json.dumps(line) + "\n" for line in game_lines(results)))
+        except OSError as error:
+            print(f"error: cannot write {args.games_out}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_FAILED
     if args.json:
         payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
                    "n_in_row": args.n_in_row, "results": [r.to_dict(timing=True) for r in results]}

@@ -97,6 +97,33 @@ def test_json_into_a_missing_folder_is_refused_before_the_games(tmp_path):
     assert done.returncode == 2 and "is a folder" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_games_out_writes_every_game_so_that_it_replays_to_its_result(tmp_path):
+    from gomoku.game.board import Board
+    from gomoku.players import parse_point
+
+    out = tmp_path / "games.jsonl"
+    done = run("--player", "heuristic", "--opponent", "random", "--opponent", "minimax:1", "--games", "3",
+               "--seed", "4", "--games-out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["opponent"], line["game"]) for line in lines] == [
+        ("random", 1), ("random", 2), ("random", 3), ("minimax:1", 1), ("minimax:1", 2), ("minimax:1", 3)]
+    assert [line["player_colour"] for line in lines] == ["black", "white", "black"] * 2
+    for line in lines:
+        board = Board()
+        for name in line["moves"].split(","):
+            board.do_move(parse_point(board, name))
+        over, winner = board.game_end()
+        assert over and line["plies"] == len(board.moves) and line["forfeit"] is None
+        own = 1 if line["player_colour"] == "black" else 2
+        assert line["result"] == ("draw" if winner == -1 else "win" if winner == own else "loss")
+    wins = sum(line["result"] == "win" for line in lines[:3])
+    assert f"+{wins} " in next(row for row in done.stdout.splitlines() if row.startswith("random"))
+    done = run("--player", "minimax:1", "--opponent", "random", "--games", "1",
+               "--games-out", str(tmp_path / "no" / "games.jsonl"))
+    assert done.returncode == 2 and done.stderr.startswith("error: --games-out ") and "there is no folder" in done.stderr
+
+
 def test_a_net_for_another_rule_is_a_one_line_error(tmp_path):
     from nets import NetConfig, build_net, save_model
 
@@ -253,10 +280,15 @@ def test_clock_match_names_the_player_whose_record_it_prints(tmp_path):
     in evaluate.py's table), so "+W =D -L" reads as the player's; the JSON holds the same counts."""
     out = tmp_path / "match.json"
     done = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "clock_match.py"), "--player", "heuristic",
-                           "--opponent", "random", "--openings", "1", "--seed", "3", "--json", str(out)],
+                           "--opponent", "random", "--openings", "1", "--seed", "3", "--json", str(out),
+                           "--games-out", str(tmp_path / "games.jsonl")],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())["result"]
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert [game["player_colour"] for game in games] == ["black", "white"]  # one opening, colours swapped
+    assert games[0]["moves"].split(",")[:2] == games[1]["moves"].split(",")[:2]  # its two stones first
+    assert sum(game["result"] == "win" for game in games) == result["wins"]
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines[:2]] == ["game 1/2", "game 2/2"]
     title, header, row = lines[2:5]

@@ -21,7 +21,7 @@ import numpy as np
 from gomoku.game.board import DRAW, Board, IllegalMoveError, other
 from gomoku.game.processes import run_in_processes
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
-from gomoku.players import Player, make_player
+from gomoku.players import Player, format_point, make_player
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +234,24 @@ class MatchResult:
 
 
 TABLE_HEADER = f"{'opponent':<{NAME_WIDTH}} {'+W =D -L':>14} {'score':>6}   95% CI"
+
+
+def game_lines(results: Sequence[MatchResult]) -> list[dict]:
+    """Every game of ``results`` as JSON data, one dict a game in match and game order: the
+    opponent, the game's place in its match, the board, the player's colour (black moves first),
+    the result from the player's side, the moves in standard notation (``play.py --moves`` replays them) and a forfeit's reason."""
+    lines = []
+    for result in results:
+        for index, (record, own) in enumerate(zip(result.records, result.own_stones)):
+            board = Board(record.width, record.height, record.n_in_row, start_player=record.start_player)
+            outcome = "draw" if record.winner == DRAW else "win" if record.winner == own else "loss"
+            lines.append({"player": result.player, "opponent": result.opponent, "game": index + 1,
+                          "width": record.width, "height": record.height, "n_in_row": record.n_in_row,
+                          "player_colour": "black" if own == record.start_player else "white",
+                          "result": outcome, "plies": len(record.moves),
+                          "moves": ",".join(format_point(board, move) for move in record.moves),
+                          "forfeit": record.forfeit.reason.value if record.forfeit else None})
+    return lines
 
 
 def format_table(results: Sequence[MatchResult]) -> str:
