@@ -1,0 +1,110 @@
+"""Review lost games with the exact threat search: the move after which the winner had a forced
+win by fours and threes (VCT), and whether another move there kept it out.
+
+    python scripts/evaluate.py --player az:models/9x9.pt:1s --opponent ab:4:vct --games-out games.jsonl
+    python scripts/review.py games.jsonl                     # the games the player lost
+    python scripts/review.py --moves E5,D4,... --loser white # one game
+
+Verdicts (gomoku/game/review.py): "let in" (another move there left no VCT: a threat search at this
+budget would have avoided the loss), "unsettled" (no other move proved safe, some out of budget),
+"lost before" (every move there gives a VCT: the attack began earlier, with a move that was not a
+threat, or was longer than the budget saw).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from gomoku.game.board import Board  # noqa: E402
+from gomoku.game.review import REVIEW_NODES, Review, Verdict, review_loss  # noqa: E402
+from gomoku.players import format_point  # noqa: E402
+from gomoku.ui.session import N_IN_ROW, SetupError, parse_game  # noqa: E402  (no pygame)
+
+COLOURS = {"black": 1, "white": 2}
+SHOWN_MOVES = 8  # safe moves named per game
+
+
+def describe(review: Review, board: Board) -> str:
+    """The review in one line, the points named on ``board``'s shape."""
+    name = lambda move: format_point(board, move)  # noqa: E731
+    where = f"ply {review.ply} {name(review.move)}"
+    if review.verdict is Verdict.LOST_BEFORE:
+        return f"lost before {where}: every move there gives the winner a VCT (after {name(review.move)}: " \
+               f"{name(review.reply)})"
+    text = f"{where} let in a VCT (the winner's {name(review.reply)})"
+    if review.safe:
+        shown = ", ".join(name(m) for m in review.safe[:SHOWN_MOVES]) + (" ..." if len(review.safe) > SHOWN_MOVES else "")
+        text += f"; {len(review.safe)} other move(s) kept it out: {shown}"
+    if review.unsettled:
+        text += f"; {len(review.unsettled)} unsettled"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("games", nargs="?", type=Path, help="a JSON Lines file from evaluate.py --games-out")
+    parser.add_argument("--opponent-losses", action="store_true", help="review the games the opponent lost")
+    parser.add_argument("--moves", metavar="E5,D4,...", help="one game's moves (standard notation)")
+    parser.add_argument("--loser", choices=sorted(COLOURS), help="with --moves: who lost")
+    parser.add_argument("--size", type=int, default=9, help="with --moves: the board size (default 9)")
+    parser.add_argument("--nodes", type=int, default=REVIEW_NODES, help="node budget of each solve (default %(default)s)")
+    args = parser.parse_args(argv)
+    if (args.games is None) == (args.moves is None):
+        parser.error("give a games file or --moves, not both")
+    if args.moves is not None and args.loser is None:
+        parser.error("--moves needs --loser black or --loser white")
+    if args.nodes < 1:
+        parser.error("--nodes must be at least 1")
+    if args.moves is not None:
+        try:
+            game = parse_game(args.moves, args.size)
+            review = review_loss(game.moves, COLOURS[args.loser], game.size, game.size, N_IN_ROW, nodes=args.nodes)
+        except (SetupError, ValueError) as error:  # a bad move or board size, a game not lost by --loser
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(describe(review, Board(game.size, game.size, N_IN_ROW)))
+        return 0
+    try:
+        lines = [json.loads(line) for line in args.games.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError) as error:  # no file, not JSON
+        print(f"error: cannot read {args.games}: {error}", file=sys.stderr)
+        return 2
+    lost = "win" if args.opponent_losses else "loss"
+    verdicts: Counter[str] = Counter()
+    for number, line in enumerate(lines, 1):
+        try:
+            if line["result"] != lost or line["forfeit"]:
+                continue
+            if line["width"] != line["height"] or line["n_in_row"] != N_IN_ROW:
+                raise SetupError("review.py reads games of five in a row on a square board")
+            shape = (line["width"], line["height"], line["n_in_row"])
+            moves = parse_game(line["moves"], line["width"]).moves
+            player = COLOURS[line["player_colour"]]
+        except (KeyError, TypeError, SetupError) as error:
+            print(f"error: {args.games}, line {number}: not a game of evaluate.py --games-out ({error})", file=sys.stderr)
+            return 2
+        loser = player if lost == "loss" else 3 - player
+        try:
+            review = review_loss(moves, loser, *shape, nodes=args.nodes)
+        except ValueError as error:
+            print(f"error: {args.games}, line {number}: {error}", file=sys.stderr)
+            return 2
+        verdicts[review.verdict.value] += 1
+        print(f"{line['opponent']} game {line['game']} ({'player' if loser == player else 'opponent'} "
+              f"{'black' if loser == 1 else 'white'}, {line['plies']} plies): {describe(review, Board(*shape))}",
+              flush=True)
+    print(f"{sum(verdicts.values())} lost game(s) reviewed" + "".join(f"; {v}: {n}" for v, n in sorted(verdicts.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

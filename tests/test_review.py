@@ -1,0 +1,84 @@
+"""gomoku.game.review and scripts/review.py: where a lost game let in a VCT, checked move by move
+with the solver itself."""
+
+import json
+
+import pytest
+
+from gomoku.game.board import Board
+from gomoku.game.review import Verdict, review_loss
+from gomoku.players import format_point
+from gomoku.players.classical import _cells
+from gomoku.ui.session import parse_game
+from mcts.geometry import Geometry
+from mcts.threats import ThreatStatus
+from mcts.vct import VctSolver
+from tests.fakes import load_script
+
+# Lost games (standard notation, Black first).
+LET_IN_GAME = "F5,E5,F1,F4,A9,D6,D5,G3,B8,H2"  # random (Black) lost to the heuristic player
+LOST_BEFORE_GAME = "E7,C5,D7,F5,F6,G5,E5,G7,E6,E8,B7,C7,E4,E3,C6,D6,D5,F3,A8"  # az:400 (White) lost to ab:4:vct
+
+
+def _status_after(moves, ply, move, nodes, winner):
+    """The winner's VCT status after the loser's ``move`` in place of move ``ply`` (None: a line)."""
+    board = Board.from_moves([*moves[:ply - 1], move])
+    if board.game_end()[0]:
+        return None
+    return VctSolver(Geometry(9, 9, 5), nodes).solve(_cells(board), winner).status
+
+
+def test_the_turning_point_is_the_first_move_after_which_the_winner_has_a_vct_and_the_others_are_sorted():
+    moves = parse_game(LET_IN_GAME).moves
+    review = review_loss(moves, loser=1, nodes=2000)
+    assert review.verdict is Verdict.LET_IN and review.safe and review.ply % 2 == 1
+    for ply in range(1, review.ply, 2):  # Black's earlier moves gave no proved VCT
+        assert _status_after(moves, ply, moves[ply - 1], 2000, winner=2) is not ThreatStatus.WIN
+    assert _status_after(moves, review.ply, review.move, 2000, winner=2) is ThreatStatus.WIN
+    before = Board.from_moves(moves[:review.ply - 1])
+    for move in before.availables:  # every other move, each in the one class its solve gives
+        status = _status_after(moves, review.ply, move, 2000, winner=2)
+        expected = "played" if move == review.move else \
+            "safe" if status in (None, ThreatStatus.NO_WIN) else "unsettled" if status is ThreatStatus.UNKNOWN else "lost"
+        got = "played" if move == review.move else \
+            "safe" if move in review.safe else "unsettled" if move in review.unsettled else "lost"
+        assert got == expected, format_point(before, move)
+
+
+def test_a_game_lost_to_a_quiet_move_is_lost_before_its_turning_point():
+    """After White's G7 (ply 8) Black has a VCT, and so after every other move of White's there:
+    Black's E5 (ply 7) was a quiet move that no VCT search of Black's sees from ply 6 (docs/threats.md)."""
+    moves = parse_game(LOST_BEFORE_GAME).moves
+    review = review_loss(moves, loser=2, nodes=20_000)
+    assert (review.verdict, review.ply, review.safe, review.unsettled) == (Verdict.LOST_BEFORE, 8, (), ())
+    assert format_point(Board(), review.move) == "G7"
+    before_e5 = Board.from_moves(moves[:6])
+    assert VctSolver(Geometry(9, 9, 5), 40_000).solve(_cells(before_e5), 1).status is ThreatStatus.NO_WIN
+
+
+def test_a_game_not_lost_by_the_loser_is_refused():
+    moves = parse_game(LET_IN_GAME).moves
+    with pytest.raises(ValueError, match="do not end in a win for stones 1"):
+        review_loss(moves, loser=2)
+    with pytest.raises(ValueError, match="do not end in a win"):
+        review_loss(moves[:-1], loser=1)
+
+
+def test_the_script_reviews_the_games_file_of_evaluate(tmp_path, capsys):
+    script = load_script("review")
+    line = {"player": "random", "opponent": "heuristic", "game": 1, "width": 9, "height": 9, "n_in_row": 5,
+            "player_colour": "black", "result": "loss", "plies": 10, "moves": LET_IN_GAME, "forfeit": None}
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(line) + "\n" + json.dumps({**line, "game": 3, "result": "draw"}) + "\n")
+    assert script.main([str(games), "--nodes", "2000"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    review = review_loss(parse_game(LET_IN_GAME).moves, 1, nodes=2000)
+    assert out[0].startswith(f"heuristic game 1 (player black, 10 plies): ply {review.ply} "
+                             f"{format_point(Board(), review.move)} let in a VCT")
+    assert out[1] == "1 lost game(s) reviewed; let in: 1"
+    assert script.main([str(games), "--opponent-losses"]) == 0 and "0 lost game(s)" in capsys.readouterr().out
+    games.write_text(json.dumps({"moves": "E5"}) + "\n")
+    assert script.main([str(games)]) == 2
+    assert "line 1: not a game of evaluate.py --games-out" in capsys.readouterr().err
+    assert script.main(["--moves", "E5,E5", "--loser", "white"]) == 2
+    assert capsys.readouterr().err.strip() == "error: move 2, E5: that point is already taken"
