@@ -184,11 +184,14 @@ class VctSolver(ThreatBoard):
         """Children of an OR node: the attacker's threats (an AND node each), judged without
         placing their stones (``_judge``)."""
         sets = self.sets
+        blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        if len(blocks) > 1:  # two cannot both be blocked
+            node.children = []
+            return
         fives = self._four_moves()
         threes = {p: points for p, points in fives.items() if len(points) > 1}
-        blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
         if blocks:
-            candidates = sorted(blocks) if len(blocks) == 1 else []  # two cannot both be blocked
+            candidates = sorted(blocks)
         else:
             candidates = set(fives)
             cells = self.cells
