@@ -413,6 +413,26 @@ def test_an_interrupted_final_check_changes_nothing():
     assert result.refuted == () and result.best_move() == losing
 
 
+def test_an_interrupted_final_check_keeps_the_moves_it_proved_lost():
+    # The stop comes after the check has found that the most visited move leaves Black a VCT,
+    # while it checks the next one: the first is passed over all the same, for the next, unproved.
+    board, losing, stopping, player = blind_player(DEFAULT_VCT_NODES)
+    player._check_solve(None, lambda solver, cells: None, board, None)  # builds the checks' solver
+    stopped, checked = [False], []
+    defences = player._checker.defences
+
+    def defences_then_stop(cells, defender, moves, max_nodes=None):
+        checked.extend(int(m) for m in moves)
+        answer = defences(cells, defender, moves, max_nodes)
+        stopped[0] = True  # the next solve stops at its first node
+        return answer
+
+    player._checker.defences = defences_then_stop
+    result = player.analyse(board, should_stop=lambda: stopped[0])
+    assert checked == [losing, stopping] and result.visits.argmax() == losing
+    assert result.refuted == (losing,) and result.best_move() == stopping
+
+
 # ---------------------------------------------------------------- pinned answers
 # sha256 (first 16 hex digits) of the JSON of every answer below, as the solver of commit 92a9930
 # gave them: its speed-ups since must change nothing, node for node. Change it only with a

@@ -332,16 +332,27 @@ class AlphaZeroPlayer(SearchPlayer):
                     nodes: int) -> None:
         """Pass over the most visited moves (at most ``CHECK_CANDIDATES``) after which the
         opponent has a VCT found within ``nodes``, to the first after which it has none (none such:
-        the most visited move stays). An interrupted check changes nothing."""
+        the most visited move stays). An interrupted check keeps what it proved: the moves found
+        lost are passed over, to the one it was checking (a move not proved lost)."""
         ranked = np.argsort(-result.visits, kind="stable")[:CHECK_CANDIDATES]
         ranked = ranked[result.visits[ranked] > 0]
         me = board.current_player
         if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):
             return
-        safe = self._check_solve(stop, lambda solver, cells: next(
-            (int(m) for m in ranked if solver.defences(cells, me, [m], nodes)[0]), NO_MOVE), board, NO_MOVE)
-        if safe != NO_MOVE and safe != ranked[0]:
-            result.refuted = tuple(int(m) for m in ranked[:list(ranked).index(safe)])
+        lost: list[int] = []  # the candidates checked so far, each leaving the opponent a VCT
+
+        def first_safe(solver: VctSolver, cells: np.ndarray) -> int:
+            for move in ranked.tolist():
+                if solver.defences(cells, me, [move], nodes)[0]:
+                    return move
+                lost.append(move)
+            return NO_MOVE
+
+        safe = self._check_solve(stop, first_safe, board, NO_MOVE)
+        if safe == NO_MOVE and len(lost) < ranked.size:  # interrupted: the next candidate, unproved
+            safe = int(ranked[len(lost)])
+        if safe != NO_MOVE and lost:
+            result.refuted = tuple(lost)
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
 
     def _check_solve(self, stop, solve, board: Board, none):
