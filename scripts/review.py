@@ -41,7 +41,8 @@ def describe(review: Review, board: Board) -> str:
                f"{name(review.reply)})"
     text = f"{where} let in a VCT (the winner's {name(review.reply)})"
     if review.safe:
-        shown = ", ".join(name(m) for m in review.safe[:SHOWN_MOVES]) + (" ..." if len(review.safe) > SHOWN_MOVES else "")
+        shown = ", ".join(name(m) for m in review.safe[:SHOWN_MOVES])
+        shown += " ..." if len(review.safe) > SHOWN_MOVES else ""
         text += f"; {len(review.safe)} other move(s) kept it out: {shown}"
     if review.unsettled:
         text += f"; {len(review.unsettled)} unsettled"
@@ -56,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moves", metavar="E5,D4,...", help="one game's moves (standard notation)")
     parser.add_argument("--loser", choices=sorted(COLOURS), help="with --moves: who lost")
     parser.add_argument("--size", type=int, default=9, help="with --moves: the board size (default 9)")
-    parser.add_argument("--nodes", type=int, default=REVIEW_NODES, help="node budget of each solve (default %(default)s)")
+    parser.add_argument("--nodes", type=int, default=REVIEW_NODES,
+                        help="node budget of each solve (default %(default)s)")
     args = parser.parse_args(argv)
     if (args.games is None) == (args.moves is None):
         parser.error("give a games file or --moves, not both")
@@ -90,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             moves = parse_game(line["moves"], line["width"]).moves
             player = COLOURS[line["player_colour"]]
         except (KeyError, TypeError, SetupError) as error:
-            print(f"error: {args.games}, line {number}: not a game of evaluate.py --games-out ({error})", file=sys.stderr)
+            print(f"error: {args.games}, line {number}: not a game of evaluate.py --games-out ({error})",
+                  file=sys.stderr)
             return 2
         loser = player if lost == "loss" else 3 - player
         try:
@@ -102,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{line['opponent']} game {line['game']} ({'player' if loser == player else 'opponent'} "
               f"{'black' if loser == 1 else 'white'}, {line['plies']} plies): {describe(review, Board(*shape))}",
               flush=True)
-    print(f"{sum(verdicts.values())} lost game(s) reviewed" + "".join(f"; {v}: {n}" for v, n in sorted(verdicts.items())))
+    counts = "".join(f"; {verdict}: {count}" for verdict, count in sorted(verdicts.items()))
+    print(f"{sum(verdicts.values())} lost game(s) reviewed{counts}")
     return 0
 
 

@@ -239,7 +239,8 @@ TABLE_HEADER = f"{'opponent':<{NAME_WIDTH}} {'+W =D -L':>14} {'score':>6}   95% 
 def game_lines(results: Sequence[MatchResult]) -> list[dict]:
     """Every game of ``results`` as JSON data, one dict a game in match and game order: the
     opponent, the game's place in its match, the board, the player's colour (black moves first),
-    the result from the player's side, the moves in standard notation (``play.py --moves`` replays them) and a forfeit's reason."""
+    the result from the player's side, the moves in standard notation (``play.py --moves``
+    replays them) and a forfeit's reason."""
     lines = []
     for result in results:
         for index, (record, own) in enumerate(zip(result.records, result.own_stones)):
