@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gomoku.game.board import Board, other
-from gomoku.players.classical import _cells
+from gomoku.players.classical import _cells, winning_points
 from mcts.geometry import Geometry
 from mcts.threats import ThreatStatus
 from mcts.vct import VctSolver
@@ -63,33 +63,35 @@ def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 
     board = Board(width, height, n_in_row, start_player)
     for ply, move in enumerate(moves, 1):
         mover = board.current_player
-        before = board.copy()
         board.do_move(move)
         if mover != loser or board.game_end()[0]:
             continue
         found = solver.solve(_cells(board), winner)
         if found.win:
-            safe, unsettled = _other_moves(solver, before, move, winner)
+            before = Board.from_moves(moves[:ply - 1], width, height, n_in_row, start_player)
+            safe, unsettled = _other_moves(solver, before, move, loser)
             verdict = Verdict.LET_IN if safe else Verdict.UNSETTLED if unsettled else Verdict.LOST_BEFORE
             return Review(verdict, ply, move, found.move, safe, unsettled)
     raise AssertionError("the loser's last move left the winner its five")  # checked above: unreachable
 
 
-def _other_moves(solver: VctSolver, before: Board, played: int, winner: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The loser's moves in ``before`` (but ``played``) after which ``winner`` has no proved VCT,
-    and those the solver leaves unsettled."""
+def _other_moves(solver: VctSolver, before: Board, played: int, loser: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``loser``'s moves in ``before`` (but ``played``) after which the winner has no proved VCT
+    (its own line among them), and those the solver leaves unsettled, ascending."""
+    lines = set(winning_points(before, loser))  # the loser's own line: not lost
+    cells, winner = _cells(before), other(loser)
     safe, unsettled = [], []
     for move in before.availables:
         if move == played:
             continue
-        board = before.copy()
-        board.do_move(move)
-        if board.game_end()[0]:  # the loser's own line (or a full board): not lost
+        if move in lines:
             safe.append(move)
             continue
-        status = solver.solve(_cells(board), winner).status
+        cells[move] = loser
+        status = solver.solve(cells, winner).status
+        cells[move] = 0
         if status is ThreatStatus.NO_WIN:
             safe.append(move)
         elif status is ThreatStatus.UNKNOWN:
             unsettled.append(move)
-    return tuple(sorted(safe)), tuple(sorted(unsettled))
+    return tuple(safe), tuple(unsettled)
