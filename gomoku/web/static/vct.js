@@ -9,10 +9,11 @@
 // - the defender answers a three with every *defence* (a point after which the attacker has no
 //   three point left) and every counter-four (a stone making a four of its own); the attack must
 //   win against each. Any other attacking move ends the attack. NO_WIN: no VCT, not "no win".
-// The search: the VCF search (threats.js) first, then proof-number search over the AND/OR tree
+// The search: the VCF search (threats.js) first, then proof-number search over the AND/OR DAG
 // (OR: the attacker to move, its children its threats; AND: the defender to move, its children its
-// replies), OR positions proved or disproved remembered by their Zobrist keys. A node is an attacking
-// move judged or a defender's reply made into a node; the VCF checks' nodes count too. The state is
+// replies): every node is kept under its position's Zobrist key, and a move to a position already
+// there links to its node. A node is an attacking move judged or a defender's reply made into a
+// node (a link costs none); the VCF checks' nodes count too. The state is
 // threats.js's line bookkeeping (`wide`: it also tracks the attacker's twos and the defender's threes).
 (function (root) {
   "use strict";
@@ -20,16 +21,17 @@
   const { ATTACKER_FOUR, ATTACKER_TWO, DEFENDER_THREE } = G.WINDOW_CLASS;
 
   const DEFAULT_VCT_NODES = 1000;  // node budget of one solve (mcts.vct.DEFAULT_VCT_NODES)
-  const INFINITE = 2 ** 40;  // a proof or disproof number that cannot be reached (sums stay exact)
+  const INFINITE = 2 ** 40;  // the proof or disproof number of a solved node (sums stay exact)
+  const LARGEST = INFINITE - 1;  // the cap of a sum of unsolved nodes' numbers
   const LEAF_VCF_NODES = 40;  // the VCF check's budget at each new position of the attacker's to move
 
   /**
-   * A node of the proof-number tree (mcts/vct.py's _Node). OR nodes (attacker to move, even depths)
-   * are reached by a defender's `move`; AND nodes by an attacking move, with the `replies` to search.
-   * `children` is null until expanded.
+   * A node of the proof-number DAG (mcts/vct.py's _Node). OR nodes (attacker to move, even depths)
+   * are reached by defender's moves; AND nodes by attacking moves, with the `replies` to search.
+   * `children` is null until expanded; then `moves[i]` leads to `children[i]`.
    */
-  function newNode(move, pn, dn, replies = null) {
-    return { move, pn, dn, replies, children: null };
+  function newNode(pn, dn, replies = null) {
+    return { pn, dn, replies, children: null, moves: [] };
   }
 
   /** The first of `nodes` with the least `field` (Python's min with a key). */
@@ -39,7 +41,10 @@
     return best;
   }
 
-  /** Proof and disproof numbers of an expanded node from its children's (mcts/vct.py's _update). */
+  /**
+   * Proof and disproof numbers of an expanded node from its children's: exactly [0, INFINITE] or
+   * [INFINITE, 0] once solved, a sum otherwise capped at LARGEST (mcts/vct.py's _update).
+   */
   function updateNumbers(node, orNode) {
     const children = node.children;
     if (children === null) return;
@@ -54,8 +59,11 @@
       pnSum += child.pn;
       dnSum += child.dn;
     }
-    if (orNode) [node.pn, node.dn] = [pnMin, Math.min(dnSum, INFINITE)];
-    else [node.pn, node.dn] = [Math.min(pnSum, INFINITE), dnMin];
+    if (orNode) {
+      if (pnMin === 0) [node.pn, node.dn] = [0, INFINITE];
+      else [node.pn, node.dn] = dnSum ? [pnMin, Math.min(dnSum, LARGEST)] : [INFINITE, 0];
+    } else if (dnMin === 0) [node.pn, node.dn] = [INFINITE, 0];
+    else [node.pn, node.dn] = pnSum ? [Math.min(pnSum, LARGEST), dnMin] : [0, INFINITE];
   }
 
   const sortedPoints = (points) => Array.from(points).sort((a, b) => a - b);
@@ -65,7 +73,7 @@
     constructor(lines, maxNodes = DEFAULT_VCT_NODES, vcfNodes = G.VCF_DEFAULT_MAX_NODES) {
       super(lines, maxNodes || DEFAULT_VCT_NODES, true);
       this.vcfNodes = vcfNodes;
-      this.solved = new Map();  // OR positions proved (true) or disproved (false) in this solve
+      this.table = new Map();  // the nodes of the current solve, by position key
     }
 
     /** Whether `attacker` (1 or 2), to move in `cells`, has a VCT: {status, move, nodes} (VctSolver.solve). */
@@ -74,18 +82,21 @@
       this.budget = maxNodes || this.maxNodes;
       this.nodes = 0;
       this.refuted = new Set();
-      this.solved = new Map();
-      const root = newNode(-1, 1, 1);
+      const root = newNode(1, 1);
       try {
         const move = this._quick(Math.min(this.budget, this.vcfNodes));
         if (move >= 0) return { status: G.VCF_WIN, move, nodes: this.nodes };
+        this.table = new Map([[this._keyString(), root]]);
         this._prove(root);
       } catch (error) {
         if (error instanceof G.BudgetExhausted) return { status: G.VCF_UNKNOWN, move: -1, nodes: this.nodes };
         throw error;
+      } finally {
+        this.table = new Map();
       }
       if (root.pn === 0) {
-        return { status: G.VCF_WIN, move: root.children.find((child) => child.pn === 0).move, nodes: this.nodes };
+        const move = root.moves[root.children.findIndex((child) => child.pn === 0)];
+        return { status: G.VCF_WIN, move, nodes: this.nodes };
       }
       return { status: G.VCF_NO_WIN, move: -1, nodes: this.nodes };
     }
@@ -122,47 +133,58 @@
     /**
      * Proof-number search from `root` (the loaded position, attacker to move) until it is proved or
      * disproved: descend to a most-proving node, expand it, and update the numbers on the way back up
-     * only as far as they change; the next descent goes on from where they stopped changing
-     * (VctSolver._prove).
+     * only as far as they change; the next descent goes on from where they stopped changing. On the
+     * way down a node out of date (a shared child changed under another parent) is updated, and the
+     * numbers go back up from there instead (VctSolver._prove).
      */
     _prove(root) {
       const attacker = this.attacker, defender = 3 - attacker;
-      const path = [root], keys = [this._keyString()];  // the nodes from the root down, their positions' keys
+      const path = [root], moves = [-1];  // the nodes from the root down, and the moves to them
       try {
         while (root.pn && root.dn) {
           let node = path[path.length - 1];
-          while (node.children !== null) {
-            if (path.length % 2) {  // an OR node: the child easiest to prove
-              node = least(node.children, "pn");
-              this._place(node.move, attacker);
-            } else {
-              node = least(node.children, "dn");
-              this._place(node.move, defender);
-            }
-            path.push(node);
-            keys.push(this._keyString());
-          }
           let before = [node.pn, node.dn];
-          if (path.length % 2) this._expandOr(node);
-          else this._expandAnd(node);
+          let expand = true;
+          while (node.children !== null) {
+            updateNumbers(node, path.length % 2 === 1);
+            if (node.pn !== before[0] || node.dn !== before[1] || !(node.pn && node.dn)) {
+              expand = false;  // out of date: update the ancestors first
+              break;
+            }
+            const orNode = path.length % 2 === 1;  // an OR node: the child easiest to prove
+            const child = least(node.children, orNode ? "pn" : "dn");
+            const move = node.moves[node.children.indexOf(child)];
+            this._place(move, orNode ? attacker : defender);
+            node = child;
+            path.push(node);
+            moves.push(move);
+            before = [node.pn, node.dn];
+          }
+          if (expand) {
+            if (path.length % 2) this._expandOr(node);
+            else this._expandAnd(node);
+          }
           for (;;) {
             const depth = path.length - 1;
             node = path[depth];
             updateNumbers(node, depth % 2 === 0);
-            if (depth % 2 === 0 && !(node.pn && node.dn)) this.solved.set(keys[depth], node.pn === 0);
             if (depth === 0 || (node.pn === before[0] && node.dn === before[1])) break;
             path.pop();
-            keys.pop();
-            this._remove(node.move, depth % 2 === 0 ? defender : attacker);
+            this._remove(moves.pop(), depth % 2 === 0 ? defender : attacker);
             const parent = path[path.length - 1];
             before = [parent.pn, parent.dn];
           }
         }
       } finally {
         for (let depth = path.length - 1; depth > 0; depth--) {
-          this._remove(path[depth].move, depth % 2 === 0 ? defender : attacker);
+          this._remove(moves[depth], depth % 2 === 0 ? defender : attacker);
         }
       }
+    }
+
+    /** The key of the position with `colour`'s stone added at `point` (not placed). */
+    _keyWith(point, colour) {
+      return `${this.low ^ this.keyLow[colour][point]}:${this.high ^ this.keyHigh[colour][point]}`;
     }
 
     /** Children of an OR node: the attacker's threats, judged without placing them (VctSolver._expand_or). */
@@ -182,12 +204,18 @@
       }
       const children = [];
       for (const move of candidates) {
-        this._tick();
-        const replies = this._judge(move, fives, threes);
-        if (replies !== null) {
-          children.push(newNode(move, replies.length, 1, replies));
-          if (!replies.length) break;  // proved
+        const key = this._keyWith(move, this.attacker);
+        let child = this.table.get(key);
+        if (child === undefined) {
+          this._tick();
+          const replies = this._judge(move, fives, threes);
+          if (replies === null) continue;
+          child = newNode(replies.length, 1, replies);
+          this.table.set(key, child);
         }
+        children.push(child);
+        node.moves.push(move);
+        if (child.pn === 0) break;  // proved
       }
       node.children = children;
     }
@@ -200,17 +228,24 @@
       const defender = 3 - this.attacker;
       const children = [];
       for (const reply of node.replies) {
-        this._tick();
-        this._place(reply, defender);
-        let won;
-        try {
-          won = this._status();
-        } finally {
-          this._remove(reply, defender);
+        const key = this._keyWith(reply, defender);
+        let child = this.table.get(key);
+        if (child === undefined) {
+          this._tick();
+          this._place(reply, defender);
+          let won;
+          try {
+            won = this._status();
+          } finally {
+            this._remove(reply, defender);
+          }
+          const [pn, dn] = won === null ? [1, 1] : won ? [0, INFINITE] : [INFINITE, 0];
+          child = newNode(pn, dn);
+          this.table.set(key, child);
         }
-        const [pn, dn] = won === null ? [1, 1] : won ? [0, INFINITE] : [INFINITE, 0];
-        children.push(newNode(reply, pn, dn));
-        if (won === false) break;  // disproved
+        children.push(child);
+        node.moves.push(reply);
+        if (child.dn === 0) break;  // disproved
       }
       node.children = children;
     }
@@ -221,8 +256,6 @@
       if (sets[ATTACKER_FOUR].size) return true;
       const blocks = this._blocks();
       if (blocks.size > 1) return false;
-      const known = this.solved.get(this._keyString());
-      if (known !== undefined) return known;
       if (this._quick(LEAF_VCF_NODES) >= 0) return true;
       if (!blocks.size && !sets[ATTACKER_TWO].size && !this._fourMoves().size) return false;  // no threat to make
       return null;
