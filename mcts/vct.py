@@ -223,13 +223,14 @@ class VctSolver(ThreatBoard):
         children = []
         table, keys, key = self._table, self._keys[self.attacker], self.key
         for move in candidates:
-            child = table.get(key ^ keys[move])
+            child_key = key ^ keys[move]
+            child = table.get(child_key)
             if child is None:
                 self._tick()
                 threat = self._judge(move, fives, threes)
                 if threat is None:
                     continue
-                child = table[key ^ keys[move]] = _Node(len(threat.replies), 1, threat.replies)
+                child = table[child_key] = _Node(len(threat.replies), 1, threat.replies)
             children.append(child)
             node.moves.append(move)
             if child.pn == 0:
@@ -243,7 +244,8 @@ class VctSolver(ThreatBoard):
         children = []
         table, keys, key = self._table, self._keys[defender], self.key
         for reply in node.replies:
-            child = table.get(key ^ keys[reply])
+            child_key = key ^ keys[reply]
+            child = table.get(child_key)
             if child is None:
                 self._tick()
                 self._place(reply, defender)
@@ -251,7 +253,7 @@ class VctSolver(ThreatBoard):
                     won = self._status()
                 finally:
                     self._remove(reply, defender)
-                child = table[key ^ keys[reply]] = _Node(1, 1) if won is None else \
+                child = table[child_key] = _Node(1, 1) if won is None else \
                     _Node(0, INFINITE) if won else _Node(INFINITE, 0)
             children.append(child)
             node.moves.append(reply)
