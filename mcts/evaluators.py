@@ -136,6 +136,8 @@ class CachedEvaluator:
         self.misses = 0
 
     def __getattr__(self, name: str):  # the wrapped evaluator's attributes (config, width...)
+        if name == "evaluator" or name.startswith("__"):  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
         return getattr(self.evaluator, name)
 
     def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -22,16 +22,20 @@ class SearchResult:
     improved: np.ndarray | None = None  # Gumbel root: float [H*W], the improved policy (to train on)
     refuted: tuple[int, ...] = ()  # moves a final threat check found losing (best_move skips them)
 
+    @property
+    def counts(self) -> np.ndarray:
+        """The visits, or the priors where no edge has one (a fresh root searched with one
+        playout, which only expands it): what ``best_move`` and ``policy`` choose by."""
+        return self.visits if self.visits.any() else self.priors
+
     def best_move(self) -> int:
         """The most visited move (lowest index on ties), less any ``refuted`` ones."""
-        if not self.refuted:
-            return int(np.argmax(self.visits))
-        visits = np.array(self.visits, dtype=np.float64)
-        visits[list(self.refuted)] = -1.0
-        return int(np.argmax(visits))
+        counts = np.array(self.counts, dtype=np.float64)
+        counts[list(self.refuted)] = -1.0
+        return int(np.argmax(counts))
 
     def policy(self, temperature: float = 1.0) -> np.ndarray:
-        return visit_policy(self.visits, temperature)
+        return visit_policy(self.counts, temperature)
 
 
 def visit_policy(visits: np.ndarray, temperature: float) -> np.ndarray:

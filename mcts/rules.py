@@ -58,7 +58,7 @@ from mcts.vct import VctSolver
 log = logging.getLogger(__name__)
 
 FIRST, SECOND = 1, 2  # stone colours inside the search: who moved first, who moved second
-VCF_CACHE_SIZE = 50_000  # solver answers remembered per search (cleared when full)
+VCF_CACHE_SIZE = 50_000  # solver answers remembered by one rules object, across searches (cleared when full)
 VCT_LEAF_NODES = 200  # the VCT solver's budget at a leaf (``vct_leaf_depth``; docs/threats.md)
 
 

@@ -77,6 +77,8 @@ class Rules(Protocol):
     geometry: Geometry
     root_differs: bool  # a root may search other moves than the same position as an inner node
     stop: Callable[[], bool] | None  # interrupts the threat checks (a search's ``stop``)
+    vcf_calls: int  # threat solver runs so far, for speed figures
+    vct_calls: int
 
     def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray: ...
 
@@ -231,7 +233,10 @@ class BatchedMCTS(TreeArrays):
             node = NO_CHILD
         if node == NO_CHILD:
             self.n_nodes[tree] = 0
-        elif moves != old:
+        elif moves == old:  # the same position again: its tree grows while another search fits
+            if self.n_nodes[tree] + self.config.n_playout + 1 > self.capacity:
+                self.n_nodes[tree] = 0
+        else:
             self._compact(tree, node, self.config.n_playout)
             if self.n_nodes[tree] > 0:
                 self.root_clean_prior[tree] = self.prior[tree, 0]  # a former inner node: no noise

@@ -27,7 +27,7 @@ class TreeArrays:
         self.prior = np.zeros(shape, dtype=np.float64)
         self.visits = np.zeros(shape, dtype=np.float64)
         self.value_sum = np.zeros(shape, dtype=np.float64)
-        self.children = np.full(shape, NO_CHILD, dtype=np.int32)
+        self.children = np.empty(shape, dtype=np.int32)  # each slot set to NO_CHILD when its node is made
         self.node_visits = np.zeros((n_trees, capacity), dtype=np.float64)
         self.n_nodes = np.zeros(n_trees, dtype=np.int64)  # used slots; the root is slot 0
 
@@ -51,7 +51,7 @@ class TreeArrays:
     def _init_nodes(self, trees, slots, priors: np.ndarray, legal: np.ndarray) -> None:
         """Fresh statistics in node ``slots`` of ``trees`` (arrays, or one tree and one slot)."""
         if np.any(np.asarray(slots) >= self.capacity):
-            raise RuntimeError("search tree capacity exceeded")  # cannot happen: capacity covers n_playout
+            raise RuntimeError("search tree capacity exceeded")  # cannot happen: roots are kept only with room for a search
         self.prior[trees, slots] = priors
         self.visits[trees, slots] = 0.0
         self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)

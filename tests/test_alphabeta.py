@@ -197,6 +197,18 @@ def test_seeded_games_repeat():
     assert game(4) == game(4)
 
 
+@pytest.mark.parametrize("width, height, n_in_row", [(4, 4, 1), (6, 6, 2), (5, 5, 3), (7, 5, 4)])
+def test_plays_whole_games_on_small_rules(width, height, n_in_row):
+    """Lines too short for threats (n_in_row < 3) get no threat solvers; the rest plays on."""
+    black, white = make_player("ab:3:vct", seed=1), make_player("ab:2", seed=2)
+    board = Board(width, height, n_in_row)
+    while not board.game_end()[0]:
+        move = (black if board.current_player == 1 else white).get_action(board)
+        assert move in board.availables
+        board.do_move(move)
+    assert board.game_end()[1] in (1, 2) or len(board.moves) == width * height
+
+
 # ---------------------------------------------------------------- specs
 def test_the_spec():
     player = make_player(" ab:3 ", seed=1)

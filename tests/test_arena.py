@@ -242,3 +242,38 @@ def test_starting_workers_puts_back_a_sigint_handler_python_cannot_read(monkeypa
     monkeypatch.setattr(signal, "signal", signal_from_c)
     processes._start_ignoring_sigint([])
     assert installed == [signal.SIG_IGN, signal.SIG_DFL]
+
+
+class _HoldsALambda(Exception):
+    def __init__(self):
+        super().__init__("a job failed")
+        self.callback = lambda: None
+
+
+def _double_or_fail(job: int) -> int:
+    if job == 1:
+        raise _HoldsALambda()
+    return 2 * job
+
+
+def test_a_worker_error_that_does_not_pickle_reaches_the_parent():
+    """``Queue.put`` pickles in a feeder thread that drops what fails: the parent would wait for
+    ever. The worker pickles its outcome itself, so the error arrives (as a RuntimeError)."""
+    import threading
+
+    from gomoku.game.processes import run_in_processes
+
+    outcome = {}
+
+    def consume():
+        try:
+            outcome["results"] = sorted(run_in_processes(_double_or_fail, [0, 1, 2], 1, uses_torch=False))
+        except Exception as error:  # noqa: BLE001 - the error under test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the parent waits for an outcome that never comes"
+    assert isinstance(outcome.get("error"), RuntimeError)
+    assert "_HoldsALambda: a job failed (does not pickle)" in str(outcome["error"])

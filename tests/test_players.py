@@ -263,6 +263,21 @@ def test_az_players_use_the_vcf_rules_and_pure_mcts_does_not():
     assert not search.AlphaZeroPlayer(UniformEvaluator(), vcf=False).config.vcf
     assert not search.AlphaZeroPlayer(UniformEvaluator(), forced_moves=False).config.vcf  # VCF needs them
     assert not search.PureMCTSPlayer(50).config.vcf  # the classic baseline
+    for switched_off in ({"vct": False}, {"vcf": False}, {"forced_moves": False}):  # no VCT, no deep checks
+        player = search.AlphaZeroPlayer(UniformEvaluator(), **switched_off)
+        assert not player.config.vct and player.check_nodes == 0
+    assert search.AlphaZeroPlayer(UniformEvaluator()).check_nodes == search.CHECK_NODES
+
+
+@pytest.mark.parametrize("spec", ["pure:1", "az:1"])
+def test_one_playout_plays_a_legal_move(spec):
+    """One playout on a fresh root only expands it: no edge is visited, the priors choose."""
+    search = pytest.importorskip("gomoku.players.search")
+    from mcts import UniformEvaluator
+
+    player = make_player(spec, seed=0) if spec.startswith("pure") else search.AlphaZeroPlayer(UniformEvaluator(), 1)
+    board = Board.from_moves([0, 40, 1])
+    assert player.get_action(board) in board.availables
 
 
 def test_importing_players_and_arena_skips_torch_and_pygame():
@@ -383,6 +398,7 @@ def test_the_evaluation_cache_answers_exactly_and_counts():
     cached_moves, cached_visits = play(1000)
     assert cached_moves == moves and all((a == b).all() for a, b in zip(visits, cached_visits))
     assert Counting.calls < plain_calls  # positions met again cost no call
+
     # Hits and misses; a full memory is cleared, and a different mask is another position.
     cache = CachedEvaluator(Counting(), max_entries=2)
     boards = [Board.from_moves(m) for m in ([], [40], [40, 41])]
@@ -394,3 +410,19 @@ def test_the_evaluation_cache_answers_exactly_and_counts():
     legal[0, 5] = False
     cache.evaluate_batch(planes, legal)  # one hit, two new keys: more than the memory holds
     assert (cache.hits, cache.misses) == (3, 4) and len(cache._memory) == 2  # cleared, then the two stored
+
+
+def test_the_evaluation_cache_copies_and_pickles():
+    import copy
+    import pickle
+
+    from mcts import UniformEvaluator
+    from mcts.evaluators import CachedEvaluator
+
+    cached = CachedEvaluator(UniformEvaluator(), 10)
+    planes, legal = np.zeros((1, 4, 9, 9), dtype=np.float32), np.ones((1, 81), dtype=bool)
+    cached.evaluate_batch(planes, legal)
+    for twin in (copy.copy(cached), pickle.loads(pickle.dumps(cached))):
+        assert isinstance(twin.evaluator, UniformEvaluator) and twin.misses == 1
+        twin.evaluate_batch(planes, legal)
+        assert twin.hits == 1

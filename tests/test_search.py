@@ -124,6 +124,14 @@ def test_tree_reuse_keeps_the_subtree():
     assert second.visits.sum() == pytest.approx(kept - 1 + 200)  # old visits below + new playouts
 
 
+def test_searching_one_position_again_and_again_stays_within_the_tree():
+    mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=50))
+    board = Board.from_moves([40])
+    totals = [mcts.search([board])[0].visits.sum() for _ in range(6)]
+    assert totals[:2] == [49, 99]  # the kept tree grows by a search's playouts
+    assert all(total < 3 * 50 + 2 for total in totals)  # and starts afresh before it would overflow
+
+
 def test_no_reuse_matches_fresh_search():
     board = Board.from_moves([40])
     mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=60, reuse_tree=False))

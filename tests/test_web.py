@@ -447,10 +447,11 @@ def test_page_search_plays_a_vct_and_stops_the_opponents(site):
     assert not searched(unguarded) <= stopping
 
 
-# Positions where the az player's final check passes over the most visited moves of a search without
-# the VCT rules (found by the page's player, which Python's agrees with: the test below).
-FINAL_CHECK_POSITIONS = [THEIR_VCT[:15], THEIR_VCT + [17, 16, 33],
-                         [43, 35, 18, 5, 53, 29, 25, 77, 67, 41, 73, 46, 74, 49]]
+# Positions where the az player's final check passes over the most visited moves of a search whose
+# root VCT solves stop at one node: one colour's moves 9, 11 and 17 of a seeded game (heuristic, with
+# random second and fourth moves), searched one after the other by one player (the tree kept).
+FINAL_CHECK_GAME = [40, 37, 31, 42, 22, 49, 13, 4, 30, 50, 32, 33, 28, 29, 48, 24, 51]
+FINAL_CHECK_POSITIONS = [FINAL_CHECK_GAME[:9], FINAL_CHECK_GAME[:11], FINAL_CHECK_GAME]
 CHECK_NODES = 2000  # the deep checks' budget here (the player's is 100,000: slow in Python)
 
 
@@ -458,19 +459,21 @@ CHECK_NODES = 2000  # the deep checks' budget here (the player's is 100,000: slo
 def test_page_alphazero_player_deep_checks_match_python(site):
     """The page's AlphaZero player (search.js's AlphaZeroPlayer) gives the Python player's results:
     a VCT found by the first check is played without a search (OWN_VCT), and the final check passes
-    over the same most visited moves (the VCT rules off, so that the search leaves some), along a
-    game with the tree kept. Not here: a final check out of budget (CHECK_NODES / 4 a candidate)
+    over the same most visited moves (the root's VCT solves at one node, so that the search leaves
+    some), along a game with the tree kept. Not here: a final check out of budget (CHECK_NODES / 4 a candidate)
     that passes over a move; none was found in 270 positions."""
     from gomoku.players.search import AlphaZeroPlayer
+    from mcts.search import DEFAULT_VCT_NODES
 
     jobs = [{"moves": game_prefixes(OWN_VCT, 26), "config": {}},
-            {"moves": FINAL_CHECK_POSITIONS, "config": {"vcf": False}, "vcf": False}]
+            {"moves": FINAL_CHECK_POSITIONS, "config": {"vctNodes": 1}, "vct_nodes": 1},
+            {"moves": FINAL_CHECK_POSITIONS, "config": {"vcf": False}, "vcf": False}]  # no VCT rules, no checks
     answer = run_node(site, {"az": [{"moves": job["moves"], "playouts": PLAYOUTS, "evaluator": "formula",
                                      "config": job["config"], "checkNodes": CHECK_NODES} for job in jobs]})["az"]
     refuted = 0
     for job, js_results in zip(jobs, answer):
         player = AlphaZeroPlayer(FormulaEvaluator(), n_playout=PLAYOUTS, vcf=job.get("vcf", True),
-                                 check_nodes=CHECK_NODES)
+                                 vct_nodes=job.get("vct_nodes", DEFAULT_VCT_NODES), check_nodes=CHECK_NODES)
         for moves, js in zip(job["moves"], js_results):
             result = player.analyse(Board.from_moves(moves))
             assert np.array_equal(np.array(js["visits"]), result.visits), moves
@@ -478,7 +481,7 @@ def test_page_alphazero_player_deep_checks_match_python(site):
                 result.best_move(), result.playouts, result.refuted), moves
             refuted += bool(result.refuted)
     assert answer[0][-1]["playouts"] == 0 and answer[0][-1]["bestMove"] == 57  # OWN_VCT: no search
-    assert refuted == len(FINAL_CHECK_POSITIONS)
+    assert refuted == len(FINAL_CHECK_POSITIONS)  # all in the second job, none in the third
 
 
 # ---------------------------------------------------------------------------- the page in Chromium

@@ -12,6 +12,7 @@ safe as ``spawn`` with threads: the server is a fresh process, not a fork of thi
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
 import queue
 import signal
 import threading
@@ -57,13 +58,14 @@ def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: b
                     if dead:
                         raise RuntimeError(f"worker process {dead[0].name} died (exit code {dead[0].exitcode})")
             if kind == "error":
-                raise payload
-            yield payload
+                raise pickle.loads(payload)
+            yield pickle.loads(payload)
     finally:
-        for process in processes:
+        started = [process for process in processes if process.pid is not None]  # a start may have failed
+        for process in started:
             if process.is_alive():
                 process.terminate()
-        for process in processes:
+        for process in started:
             process.join(WORKER_STOP)
             if process.is_alive():
                 process.kill()
@@ -85,12 +87,20 @@ def _worker(function: Callable, jobs, results, uses_torch: bool) -> None:
     _init_worker(uses_torch)
     while (job := jobs.get()) is not None:
         try:
-            results.put(("done", function(job)))
+            outcome = ("done", function(job))
         except Exception as error:  # handed to the parent, which stops everything
-            try:
-                results.put(("error", error))
-            except Exception:  # an exception that does not pickle
-                results.put(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+            outcome = ("error", error)
+        results.put(_pickled(*outcome))
+
+
+def _pickled(kind: str, payload) -> tuple[str, bytes]:
+    """``(kind, pickled payload)``. Pickled here, not by ``Queue.put``, whose feeder thread would
+    drop one that does not pickle and leave the parent waiting: that becomes an error."""
+    try:
+        return kind, pickle.dumps(payload)
+    except Exception as error:
+        what = f"{type(payload).__name__}: {payload}" if kind == "error" else f"a job's result ({error})"
+        return "error", pickle.dumps(RuntimeError(f"{what} (does not pickle)"))
 
 
 def _start_ignoring_sigint(processes: Iterable) -> None:

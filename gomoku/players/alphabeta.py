@@ -33,7 +33,7 @@ import numpy as np
 from gomoku.game.board import DRAW, Board, other
 from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
 from mcts.geometry import FOUR, THREE, Geometry, stones_short
-from mcts.threats import ThreatResult, VcfSolver
+from mcts.threats import MIN_N_IN_ROW, ThreatResult, VcfSolver
 from mcts.vct import VctSolver
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,9 @@ class ThreatSolver(Protocol):
 def default_solvers(geometry: Geometry, vct_nodes: int = 0) -> list[ThreatSolver]:
     """The threat solvers of the ab player, cheapest first: the VCF solver, and with ``vct_nodes``
     > 0 (``ab:DEPTH:vct``) the VCT solver at that budget, which adds wins and refutations with
-    threes (docs/ladder.md)."""
+    threes (docs/ladder.md). None for lines shorter than ``MIN_N_IN_ROW`` (no threats there)."""
+    if geometry.n_in_row < MIN_N_IN_ROW:
+        return []
     solvers: list[ThreatSolver] = [VcfSolver(geometry, VCF_NODES)]
     if vct_nodes:
         solvers.append(VctSolver(geometry, vct_nodes))
@@ -96,7 +98,9 @@ def _tables(n: int) -> _Tables:
 
 
 @functools.lru_cache(maxsize=None)
-def _horizon_solver(width: int, height: int, n_in_row: int) -> VcfSolver:
+def _horizon_solver(width: int, height: int, n_in_row: int) -> VcfSolver | None:
+    if n_in_row < MIN_N_IN_ROW:
+        return None
     return VcfSolver(Geometry(width, height, n_in_row), HORIZON_VCF_NODES)
 
 
@@ -248,7 +252,7 @@ class _Search:
         if blocks:  # forced: no depth spent
             moves, best = blocks, -self.infinity
         elif depth <= 0:  # the horizon: a win by fours, else the static value
-            if self.threes[me] and self.horizon.solve(self.cells, me, HORIZON_VCF_NODES).win:
+            if self.threes[me] and self.horizon is not None and self.horizon.solve(self.cells, me, HORIZON_VCF_NODES).win:
                 return self.win - (ply + 3)
             return self.evaluate(me)
         else:

@@ -146,11 +146,11 @@ class SearchPlayer(Player):
         give up (counted as out of budget: a root VCT defence check of every move, say, may take
         most of a second), so that the round ends within about a playout's time.
         """
-        search = self._searcher(board)
-        limit = search.config.n_playout if playouts is None else max(1, min(playouts, search.config.n_playout))
-        if time_left is None and self.seconds is not None:
+        if time_left is None and self.seconds is not None:  # the clock starts before the tree is built
             deadline = time.perf_counter() + self.seconds
             time_left = lambda: deadline - time.perf_counter()  # noqa: E731
+        search = self._searcher(board)
+        limit = search.config.n_playout if playouts is None else max(1, min(playouts, search.config.n_playout))
         interrupt = _interrupt(should_stop, time_left)
         # Under a clock the two checks before the search take at most CHECK_TIME_SHARE of the time
         # together, the first at most half of it.
@@ -290,7 +290,7 @@ class AlphaZeroPlayer(SearchPlayer):
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
-        self.check_nodes = check_nodes if vct else 0
+        self.check_nodes = check_nodes if config.vct else 0  # VCT needs VCF, which needs forced moves
         self._checker: VctSolver | None = None  # the deep checks' solver, for boards of _checker_shape
         self._checker_shape: tuple[int, int, int] | None = None
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,

@@ -90,8 +90,12 @@ class WorkerPool:
         self._weights: Weights | None = None
         self._next_id = n  # a restarted worker gets a new id: the server's late answers to the dead one go nowhere
         self.restarts = 0
-        for slot in range(n):
-            self._start(slot, slot)
+        try:
+            for slot in range(n):
+                self._start(slot, slot)
+        except BaseException:  # the workers already started are not left running
+            self.close()
+            raise
 
     def _start(self, slot: int, worker_id: int) -> None:
         remote = None
@@ -114,6 +118,8 @@ class WorkerPool:
                     old.exitcode)
         old.join(timeout=1.0)
         self._results[slot].close()
+        self.tasks[slot].cancel_join_thread()  # what was queued for the dead worker is dropped
+        self.tasks[slot].close()
         self.restarts += 1
         self._start(slot, self._next_id)
         self._next_id += 1
@@ -194,16 +200,19 @@ class WorkerPool:
             pass
 
     def close(self) -> None:
-        for q in self.tasks:
+        started = [slot for slot, process in enumerate(self.processes) if process is not None]
+        for slot in started:
             try:
-                q.put(STOP)
+                self.tasks[slot].put(STOP)
             except (ValueError, OSError):
                 pass
-        for process in self.processes:
+        for slot in started:
+            process = self.processes[slot]
             process.join(timeout=2.0)
             if process.is_alive():
                 process.terminate()
-        for reader in self._results:
-            reader.close()
+                process.join(timeout=2.0)
+        for slot in started:
+            self._results[slot].close()
         if self.server is not None:
             self.server.close()

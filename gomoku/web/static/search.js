@@ -385,13 +385,13 @@
 
   class AlphaZeroPlayer {
     /**
-     * `search`: the player's Search (its tree kept between moves); `vct`: the player's VCT switch,
-     * which turns the checks on as in Python (even with the search's VCF rules off); `checkNodes`:
-     * the checks' budget (0 off).
+     * `search`: the player's Search (its tree kept between moves); `vct`: the player's VCT switch:
+     * the checks run only where the search's VCT rules are on (off with its VCF or forced-move rules,
+     * as in Python); `checkNodes`: the checks' budget (0 off).
      */
     constructor(search, vct = true, checkNodes = CHECK_NODES) {
       this.search = search;
-      this.checkNodes = vct && search.nInRow >= 3 ? checkNodes : 0;
+      this.checkNodes = vct && search.vct !== null ? checkNodes : 0;
       this.checker = this.checkNodes ? new G.Vct(search.lines, this.checkNodes) : null;
     }
 
