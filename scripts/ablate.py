@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
 from gomoku.training.ablation import Variant, format_ablation, run_ablation  # noqa: E402
 from gomoku.training.rundir import RunLockedError  # noqa: E402
 
@@ -30,8 +31,9 @@ def _interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    first, _, rest = __doc__.strip().partition("\n")  # the first line is the description, the rest the epilog
+    parser = argparse.ArgumentParser(description=first, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=f"{rest}\n\nopponent specs:\n{PLAYER_SPECS_HELP}")
     parser.add_argument("--config", required=True, help="the YAML config every variant starts from")
     parser.add_argument("--variant", action="append", required=True, metavar='"NAME [SECTION.KEY=VALUE ...]"',
                         help="a variant (repeatable); a name alone is the config as it is")
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         variants = [Variant.parse(text) for text in args.variant]
         results = run_ablation(args.config, variants, args.root, args.minutes, args.opponents, args.games,
                                seed=args.seed, workers=args.workers, progress=not args.no_progress)
-    except (ValueError, RunLockedError) as error:  # a bad variant or override, a run in use
+    except (ValueError, RunLockedError) as error:  # a bad variant, override or opponent, a run in use
         print(f"error: {error}", file=sys.stderr)
         return 2
     except (RuntimeError, OSError) as error:  # training diverged, a worker died, a file vanished

@@ -44,9 +44,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.set and not args.selfplay:
         parser.error("--set needs --selfplay (it changes the config of the self-play figures)")
+    if args.model is not None and not args.vct:
+        parser.error("--model needs --vct (it times the VCT figures' moves with its net)")
+    from gomoku.game.arena import output_problem
+    from gomoku.training.actors import device_error
     from gomoku.training.bench import BenchSettings, machine, run_all, run_search
-    from gomoku.training.bench_threats import run_vct
+    from gomoku.training.bench_threats import model_evaluator, run_vct
     from nets import default_device
+    from nets.checkpoint import first_line
+
+    if args.device is not None and (problem := device_error(args.device)):
+        parser.error(problem)
+    if args.json and (problem := output_problem(Path(args.json))):  # before the figures, not after them
+        parser.error(problem)
+    evaluator = None
+    if args.model is not None:  # loaded before any figure: a bad file fails at once
+        try:
+            evaluator = model_evaluator(args.model)
+        except (ValueError, ImportError) as error:
+            parser.error(f"--model: {first_line(error)}")
 
     args.device = args.device or str(default_device())
 
@@ -72,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             results.update(run_selfplay(settings, config, args.ray_nodes))
     elif args.vct:
-        results = run_vct(settings, model=args.model)
+        results = run_vct(settings, model=args.model, evaluator=evaluator)
     else:
         results = run_all(settings, variants=args.variants)
     if args.json:

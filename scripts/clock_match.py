@@ -18,33 +18,56 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import close_players, format_table, game_lines, play_openings, random_openings  # noqa: E402
-from gomoku.players import PLAYER_SPECS_HELP, make_player  # noqa: E402
+from gomoku.game.arena import (close_players, format_table, game_lines, output_problem, play_openings,  # noqa: E402
+                               random_openings)
+from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+N_IN_ROW = 5  # the rule of the games (the Board's default)
+MAX_SIZE = len(COLUMN_LETTERS)  # the games' moves are written in standard notation, columns A to Z
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=f"player specs:\n{PLAYER_SPECS_HELP}",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--player", required=True)
-    parser.add_argument("--opponent", required=True)
+    parser.add_argument("--player", required=True, metavar="SPEC",
+                        help="the player whose wins, draws and losses are printed (specs below)")
+    parser.add_argument("--opponent", required=True, metavar="SPEC", help="its opponent (specs below)")
     parser.add_argument("--openings", type=int, default=10, help="openings, each played twice (default 10)")
-    parser.add_argument("--stones", type=int, default=2, help="random stones per opening (default 2)")
-    parser.add_argument("--size", type=int, default=9)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, metavar="PATH")
+    parser.add_argument("--stones", type=int, default=2, help="random stones per opening, fewer than the board's "
+                        "points (default 2)")
+    parser.add_argument("--size", type=int, default=9,
+                        help=f"board width and height, {N_IN_ROW} to {MAX_SIZE}; five in a row wins (default 9)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the openings and of the players' random "
+                        "choices (default 0)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the score, the playouts and the "
+                        "answer times to this JSON file")
     parser.add_argument("--games-out", type=Path, metavar="PATH", help="every game as a JSON line, as "
                         "evaluate.py --games-out writes them (scripts/review.py reads them)")
     args = parser.parse_args(argv)
-    if args.openings < 1 or args.stones < 0:
-        parser.error("--openings must be at least 1 and --stones at least 0")
+    if args.openings < 1:
+        parser.error(f"--openings must be at least 1, got {args.openings}")
+    if not N_IN_ROW <= args.size <= MAX_SIZE:
+        parser.error(f"--size must be from {N_IN_ROW} to {MAX_SIZE}, got {args.size}")
+    if not 0 <= args.stones < args.size ** 2:
+        parser.error(f"--stones must be from 0 to {args.size ** 2 - 1} on a {args.size}x{args.size} board "
+                     f"(a move left), got {args.stones}")
+    if args.seed < 0:
+        parser.error(f"--seed must be at least 0, got {args.seed}")
+    for option, path in (("--json", args.json), ("--games-out", args.games_out)):
+        if path and (problem := output_problem(path, option)):  # before the games, not after them
+            parser.error(problem)
+    try:
+        openings = random_openings(args.openings, args.stones, np.random.default_rng(args.seed), args.size,
+                                   args.size, N_IN_ROW)
+    except ValueError as error:  # more openings than the stones can make
+        parser.error(f"--openings {args.openings} --stones {args.stones}: {error}")
     try:
         player, opponent = make_player(args.player, seed=args.seed), make_player(args.opponent, seed=args.seed + 1)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    openings = random_openings(args.openings, args.stones, np.random.default_rng(args.seed), args.size, args.size)
     started = time.time()
 
     def progress(index, record):

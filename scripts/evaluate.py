@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import signal
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table, game_lines  # noqa: E402
+from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table, game_lines, output_problem  # noqa: E402
 from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
@@ -99,18 +98,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):
         parser.error(f"--seconds must be a positive number of seconds, got {args.seconds:g}")
     return args
-
-
-def output_problem(path: Path, option: str = "--json") -> str | None:
-    """Why ``option``'s file could not be written to ``path`` (None: it can), checked before the games."""
-    folder = path.parent
-    if path.is_dir():
-        return f"{option} {path} is a folder, not a file"
-    if not folder.is_dir():
-        return f"{option} {path}: there is no folder {folder}"
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return f"{option} {path}: not writable"
-    return None
 
 
 def default_player_spec() -> str | None:

@@ -12,7 +12,8 @@ Left/Right step through the game, Home/End first/last position, Enter go on from
 Points are named in standard notation: column letter, row number counted from the bottom (A1 is
 the bottom-left corner). Without a trained model at models/9x9.pt the AI falls back to pure MCTS
 (pure:2000) and says so. Other boards: --size 15 plays models/15x15.pt (or models/9x9.pt when its
-net plays any size, else pure:2000); a --model plays on its own board unless --size says otherwise.
+net plays any size, else pure:2000); a --model plays on its own board unless --size says otherwise,
+and with the rule it was trained for (a smoke run's model: 6x6, four in a row).
 
     python scripts/play.py --moves E5,D4,E4 --screenshot docs/screenshot.png   # README picture, headless
 """
@@ -78,6 +79,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
     parser.add_argument("--size", type=int, help="board width and height, 5 to 26; the model must play it "
                         "(default: --load's, else the model's board, else 9)")
+    parser.add_argument("--n-in-row", type=int, metavar="N", help="stones in a row to win, 3 to the board size; "
+                        "the model must be trained for it (default: --load's, else the model's, else 5)")
     parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players, minimax)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")
     parser.add_argument("--moves", metavar="E5,D4,...", help="start from the position after these moves "
@@ -137,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     first = "ai" if args.ai_first else args.first
     try:
         app = PlayApp(args.opponent, model=args.model, default_model=default_model(), playouts=args.playouts,
-                      size=args.size, human_first=None if first is None else first == "human", seed=args.seed,
+                      size=args.size, n_in_row=args.n_in_row,
+                      human_first=None if first is None else first == "human", seed=args.seed,
                       seconds=args.seconds, moves=args.moves, load=args.load, show_analysis=not args.no_analysis,
                       show_numbers=args.numbers, screenshot=args.screenshot, window_size=args.window,
                       save_path=args.save)

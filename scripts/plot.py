@@ -30,8 +30,9 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    first, _, rest = __doc__.strip().partition("\n")  # the first line is the description, the rest the epilog
+    parser = argparse.ArgumentParser(description=first, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=rest)
     parser.add_argument("source", metavar="RUN_DIR_OR_METRICS_JSONL", help="a run directory or its metrics.jsonl")
     parser.add_argument("--out", type=Path, help="the PNG to write, or a folder for curves.png (default: curves.png "
                                                  "in the run directory); the path written is printed")

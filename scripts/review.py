@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=REVIEW_NODES,
                         help="node budget of each solve (default %(default)s)")
     args = parser.parse_args(argv)
-    if (args.games is None) == (args.moves is None):
+    if args.games is None and args.moves is None:
+        parser.error("give a games file or --moves")
+    if args.games is not None and args.moves is not None:
         parser.error("give a games file or --moves, not both")
     if args.moves is not None and args.loser is None:
         parser.error("--moves needs --loser black or --loser white")

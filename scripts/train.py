@@ -24,35 +24,13 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def device_error(name: str) -> str | None:
-    """Why ``--device name`` cannot train here, or None."""
-    import torch
-
-    try:
-        device = torch.device(name)
-    except (RuntimeError, ValueError) as error:
-        return f"--device {name}: not a device ({error})"
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            why = "this torch is built without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible"
-            return f"--device {name}: CUDA is not available here ({why}); use --device cpu"
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            return f"--device {name}: there are {torch.cuda.device_count()} CUDA device(s)"
-    elif device.type == "mps":
-        if not torch.backends.mps.is_available():
-            return f"--device {name}: MPS is not available here; use --device cpu"
-    elif device.type != "cpu":
-        return f"--device {name}: expected cpu, cuda, cuda:N or mps"
-    return None
-
-
 def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
 
 
@@ -66,9 +44,27 @@ def positive_minutes(text: str) -> float:
     return value
 
 
-def end_message(pipeline, run_dir: Path) -> str:
-    """The last line: why the run stopped, and what to run to play it (or when best.pt comes)."""
-    from gomoku.training.pipeline import BEST_MODEL, format_duration
+def longer_hint(pipeline, target, max_minutes: float | None) -> str:
+    """How to train on after the run stopped at ``target`` (``pipeline.target(...)``): the limit it met."""
+    from gomoku.training.progress import format_duration
+
+    if pipeline.games_played >= target.games:  # the order of TrainPipeline's own stop checks
+        return f"--resume --set train.game_batch_num=N, N above {target.games:,}"
+    if target.wall_s is not None and pipeline.wall_time >= target.wall_s:
+        own = pipeline.config.train.max_minutes
+        limits = ([] if max_minutes is None else ["a larger --max-minutes"]) + (
+            [f"--set train.max_minutes=M, M above {own:g}"] if own > 0 else [])
+        return (f"--resume and {' and '.join(limits)}: "
+                f"{'it counts' if len(limits) == 1 else 'the smaller wins; both count'} the run's time over all "
+                f"its sessions, {format_duration(pipeline.wall_time)} so far")
+    return "--resume: --max-iterations counts the iterations of one session"
+
+
+def end_message(pipeline, run_dir: Path, target=None, max_minutes: float | None = None) -> str:
+    """The last line: why the run stopped, and what to run to play it (or when best.pt comes and
+    how to train on: ``target`` is what stopped it, ``max_minutes`` the --max-minutes given)."""
+    from gomoku.training.pipeline import BEST_MODEL
+    from gomoku.training.progress import format_duration
 
     done = (f"done: {pipeline.stop_reason}; {pipeline.games_played:,} games, "
             f"{format_duration(pipeline.wall_time)} run time, in {run_dir}")
@@ -76,8 +72,9 @@ def end_message(pipeline, run_dir: Path) -> str:
     if best.exists():
         return f"{done}\nplay its best model: python scripts/play.py --model {best}"
     check = pipeline.config.eval.check_freq
+    hint = longer_hint(pipeline, target or pipeline.target(), max_minutes)
     return (f"{done}\nno {BEST_MODEL} yet: the first evaluation comes at {check:,} games (train longer: "
-            f"the same command with --resume --set train.game_batch_num=N)")
+            f"the same command with {hint})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a config value (repeatable), e.g. --set search.n_playout=200")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
-    parser.add_argument("--max-iterations", type=positive_int, help="stop after this many iterations")
+    parser.add_argument("--max-iterations", type=positive_int,
+                        help="stop after this many iterations (at least 1) of this session")
     parser.add_argument("--max-minutes", type=positive_minutes,
                         help="stop once the run's wall time (all its sessions, as in metrics.jsonl) reaches this "
                              "(as train.max_minutes; the smaller of the two wins)")
@@ -114,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from gomoku.training.actors import device_error
+
     if args.device is not None and (problem := device_error(args.device)):
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     except (TrainingDiverged, WorkerError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(end_message(pipeline, run_dir))
+    print(end_message(pipeline, run_dir, target, args.max_minutes))
     return 0
 
 

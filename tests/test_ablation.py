@@ -85,3 +85,26 @@ def test_script_errors_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: ") and message in err and "\n" not in err
     assert not (tmp_path / "ab").exists()
+
+
+def test_bad_opponents_stop_before_any_training(tmp_path, capsys, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained before the opponents were checked")
+
+    monkeypatch.setattr(ablation, "train_variant", refuse)
+    script = load_script("ablate")
+    gone = tmp_path / "gone.pt"
+    common = ["--config", str(SMOKE), "--minutes", "0.05", "--root", str(tmp_path / "ab"), "--variant", "x",
+              "--opponent", "random"]
+    for opponent, message in (("foo", "error: bad player spec 'foo'"),
+                              ("minimax:0", "error: bad player spec 'minimax:0' (DEPTH must be a positive integer, "
+                                            "got '0')"),
+                              (f"az:{gone}:50", f"error: opponent 'az:{gone}:50': no checkpoint at {gone}")):
+        assert script.main([*common, "--opponent", opponent]) == 2
+        assert capsys.readouterr().err.strip() == message
+    assert not (tmp_path / "ab").exists()
+    # --help says the first line once, and lists the specs
+    with pytest.raises(SystemExit):
+        script.main(["--help"])
+    text = capsys.readouterr().out
+    assert text.count("Ablations at equal wall time") == 1 and "az:CHECKPOINT:PLAYOUTS" in text

@@ -91,3 +91,26 @@ def test_bench_set_errors_are_one_line(argv, message, capsys):
         load_script("bench").main(argv)
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert exit_.value.code == 2 and ": error: " in error and message in error  # one line, argparse's form
+
+
+def test_a_bad_model_or_device_is_refused_before_any_figure(tmp_path, monkeypatch, capsys):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a figure ran before the arguments were checked")
+
+    for name in ("run_all", "run_search", "run_selfplay"):
+        monkeypatch.setattr(bench, name, refuse)
+    monkeypatch.setattr(bench_threats, "run_vct", refuse)
+    monkeypatch.setattr(bench_threats, "game_positions", refuse)
+    nope = tmp_path / "nope.pt"
+    cases = [(["--vct", "--model", str(nope)], f"--model: no checkpoint at {nope}"),
+             (["--model", str(nope)], "--model needs --vct"),
+             (["--device", "nope", "--quick"], "--device nope: not a device"),
+             (["--quick", "--json", str(tmp_path / "no" / "b.json")], f"--json {tmp_path / 'no' / 'b.json'}: there is no folder {tmp_path / 'no'}")]
+    if not torch.cuda.is_available():
+        cases.append((["--device", "cuda", "--quick"], "--device cuda: CUDA is not available here"))
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as exit_:
+            load_script("bench").main(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert exit_.value.code == 2 and ": error: " + message in err[-1], argv
+        assert not any("Traceback" in line for line in err)

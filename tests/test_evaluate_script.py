@@ -295,3 +295,37 @@ def test_clock_match_names_the_player_whose_record_it_prints(tmp_path):
     assert title == "player: heuristic" and header.split()[:2] == ["opponent", "+W"]
     assert row.split()[:2] == ["random", f"+{result['wins']}"]
     assert f"+{result['wins']} ={result['draws']} -{result['losses']}" in row
+
+
+def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_players(tmp_path, monkeypatch, capsys):
+    script = load_script("clock_match")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a player was built before the arguments were checked")
+
+    monkeypatch.setattr(script, "make_player", refuse)
+    missing = tmp_path / "no" / "a.json"
+    for argv, message in (
+            (["--json", str(missing)], f"--json {missing}: there is no folder {missing.parent}"),
+            (["--games-out", str(missing)], f"--games-out {missing}: there is no folder {missing.parent}"),
+            (["--json", str(tmp_path)], f"--json {tmp_path} is a folder, not a file"),
+            (["--stones", "200"], "--stones must be from 0 to 80 on a 9x9 board (a move left), got 200"),
+            (["--stones", "-1"], "--stones must be from 0 to 80 on a 9x9 board (a move left), got -1"),
+            (["--stones", "25", "--size", "5"], "--stones must be from 0 to 24 on a 5x5 board (a move left), got 25"),
+            (["--stones", "0", "--openings", "2"],
+             "--openings 2 --stones 0: only 1 different opening(s) of 0 stone(s) exist, not 2"),
+            (["--size", "4"], "--size must be from 5 to 26, got 4"),
+            (["--seed", "-1"], "--seed must be at least 0, got -1"),
+            (["--openings", "0"], "--openings must be at least 1, got 0")):
+        with pytest.raises(SystemExit) as exit_:
+            script.main(["--player", "heuristic", "--opponent", "random", *argv])
+        out, err = capsys.readouterr()
+        assert exit_.value.code == 2 and out == ""
+        assert err.splitlines()[-1].endswith(f": error: {message}"), argv  # argparse's form: usage, then this
+    assert not missing.parent.exists()
+    with pytest.raises(SystemExit):  # every option has a help text
+        script.main(["--help"])
+    helps = capsys.readouterr().out.splitlines()
+    for option in ("--player SPEC", "--opponent SPEC", "--size SIZE", "--seed SEED", "--json PATH"):
+        line = next(line for line in helps if line.strip().startswith(option))
+        assert len(line.split()) > 2, f"{option}: no help"

@@ -92,12 +92,14 @@ def players():
 def test_spec_forms(tmp_path, monkeypatch):
     engine = tmp_path / "pbrain-x"
     engine.write_text("")
+    engine.chmod(0o755)  # an engine that is not a .py script must be executable
     player = make_player(f"pbrain:{engine}:250")
     assert isinstance(player, PbrainPlayer) and player.turn_ms == 250 and player.path == str(engine)
     assert player.process is None  # nothing starts before the first move
     monkeypatch.chdir(tmp_path)
     (tmp_path / "C:").mkdir()
     (tmp_path / "C:" / "x.exe").write_text("")
+    (tmp_path / "C:" / "x.exe").chmod(0o755)
     assert make_player("pbrain:C:/x.exe").path == "C:/x.exe"  # no MS: the default turn
     assert make_player("pbrain:C:/x.exe").turn_ms == 1000
     (tmp_path / "engine.py").write_text("")

@@ -274,8 +274,38 @@ def test_a_model_for_another_board_size_is_rejected(tmp_path, capsys):
     nets = pytest.importorskip("nets")
     four = tmp_path / "four.pt"
     nets.save_model(four, nets.build_net(nets.NetConfig()), n_in_row=4)
-    with pytest.raises(SetupError, match="trained for 4 in a row, not 5"):  # issue 28: at its first move only
-        PlayApp(model=four)
+    with pytest.raises(SetupError, match="trained for 4 in a row, not 5 \\(pass --n-in-row 4"):  # issue 28
+        PlayApp(model=four, n_in_row=5)
+    assert play.main(["--model", str(four), "--n-in-row", "5"]) == 2
+    assert "trained for 4 in a row, not 5" in capsys.readouterr().err
+
+
+def test_play_model_takes_the_board_and_rule_of_its_checkpoint(tmp_path, monkeypatch, capsys):
+    """The command train.py prints for the smoke run (`play.py --model RUN/best.pt`, a 6x6 net for
+    four in a row) said "the net was trained for 4 in a row, not 5": the window now plays its board
+    and rule, unless --size or --n-in-row asks for others."""
+    nets = pytest.importorskip("nets")
+    model = tmp_path / "best.pt"
+    nets.save_model(model, nets.build_net(nets.NetConfig(width=6, height=6)), n_in_row=4)
+    apps = []
+    monkeypatch.setattr(PlayApp, "run", lambda app: apps.append(app))  # set up the window, do not loop
+    play = load_script("play")
+    try:
+        assert play.main(["--model", str(model)]) == 0
+        assert pygame.display.get_caption()[0].startswith("gomoku-zero (4 in a row): you (Black)")
+        apps[0].change_strength(1)  # the stronger player is checked on the window's rule too
+        assert apps[0].ai_spec == f"az:{model}:1600" and "Strength: 1600 playouts" in apps[0].status_text()
+        assert play.main(["--model", str(model), "--moves", "A1,B1,A2,B2,A3,B3,A4"]) == 0
+    finally:
+        for app in apps:
+            app.close()
+    fresh, won = (app.session for app in apps)
+    assert (fresh.size, fresh.n_in_row, fresh.board.width, fresh.board.height, fresh.board.n_in_row) == (6, 4, 6, 6, 4)
+    assert won.game_over() and won.result_text() == "Black wins"  # four in a row ends it
+    assert play.main(["--model", str(model), "--size", "9"]) == 2
+    assert "for a 6x6 board, not 9x9 (pass --size 6" in capsys.readouterr().err
+    assert play.main(["--model", str(model), "--moves", "A1,B1,A2,B2,A3,B3,A4,B4"]) == 2
+    assert "bad --moves: move 8, B4: the game was already over" in capsys.readouterr().err
 
 
 def test_an_ai_that_fails_does_not_take_the_window_down(make_app):
@@ -298,13 +328,24 @@ def test_without_a_model_the_fallback_plays_and_says_so(make_app, tmp_path):
     app = make_app(default_model=tmp_path / "missing.pt")
     assert app.ai_spec == FALLBACK_SPEC
     assert "No model" in app.note and FALLBACK_SPEC in app.note
+    five = save_net(tmp_path / "9x9.pt", 9)  # the default model is for five in a row: not for --n-in-row 4
+    assert make_app(default_model=five).ai_spec == f"az:{five}:400"
+    four = make_app(default_model=five, n_in_row=4)
+    assert (four.ai_spec, four.session.n_in_row) == (FALLBACK_SPEC, 4)
+    assert four.note == f"No model for 4 in a row on 9x9 yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
 
 
-def test_bad_moves_are_a_setup_error():
+def test_bad_moves_are_a_setup_error(capsys):
     with pytest.raises(SetupError, match="bad --moves"):
         PlayApp("minimax:1", moves="E5,E5")
     with pytest.raises(SetupError, match="bad --moves"):
         PlayApp("minimax:1", moves="Z9")
+    play = load_script("play")
+    for size in ("40", "4"):  # said "bad --moves" without any --moves
+        assert play.main(["--size", size]) == 2
+        assert capsys.readouterr().err == f"error: bad --size: the board size must be 5 to 26 points a side, got {size}\n"
+    assert play.main(["--n-in-row", "2", "--opponent", "minimax:1"]) == 2
+    assert capsys.readouterr().err == "error: bad --n-in-row: the stones in a row to win must be 3 to 26, got 2\n"
 
 
 # ---------------------------------------------------------------------------- the script

@@ -247,6 +247,18 @@ def test_bad_specs_list_the_valid_forms(spec, fake_ai):
     assert fake_ai == []
 
 
+def test_pbrain_specs_name_a_missing_or_not_executable_engine(tmp_path):
+    text = tmp_path / "engine.txt"
+    text.write_text("not an engine")
+    for path, why in ((tmp_path / "nope", "no engine at"), (text, "is not executable (nor a .py script)")):
+        with pytest.raises(ValueError, match="valid forms") as info:
+            make_player(f"pbrain:{path}:100")
+        assert why in str(info.value)
+    script = tmp_path / "engine.py"  # a Python script runs with this interpreter: no execute bit needed
+    script.write_text("")
+    assert make_player(f"pbrain:{script}:100").name == f"pbrain:{script}:100"
+
+
 def test_pure_mcts_with_the_real_module():
     pytest.importorskip("gomoku.players.search")
     player = make_player("pure:50", seed=0)

@@ -14,6 +14,7 @@ from matplotlib.image import imread  # noqa: E402
 from gomoku.training.metrics import IterationRecord  # noqa: E402
 from gomoku.training.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
                                   moving_average, plot_metrics, smoothing_window)
+from tests.fakes import load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRAINING_KEYS = ("loss", "policy_loss", "value_loss", "entropy", "kl", "explained_var_old", "explained_var_new")
@@ -161,6 +162,13 @@ def test_script_from_repo_root_and_its_errors(tmp_path):
                                 text=True, timeout=60)
         assert failed.returncode != 0 and failed.stderr.startswith("plot.py: error: ") and message in failed.stderr
         assert len(failed.stderr.strip().splitlines()) == 1
+
+
+def test_help_says_the_description_once(capsys):
+    with pytest.raises(SystemExit):
+        load_script("plot").main(["--help"])
+    out = capsys.readouterr().out
+    assert out.count("Draw a training run's curves") == 1 and "python scripts/plot.py runs/9x9 " in out
 
 
 def test_import_gomoku_imports_no_plotting():

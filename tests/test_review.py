@@ -82,3 +82,13 @@ def test_the_script_reviews_the_games_file_of_evaluate(tmp_path, capsys):
     assert "line 1: not a game of evaluate.py --games-out" in capsys.readouterr().err
     assert script.main(["--moves", "E5,E5", "--loser", "white"]) == 2
     assert capsys.readouterr().err.strip() == "error: move 2, E5: that point is already taken"
+
+
+def test_the_script_says_which_of_games_file_and_moves_is_wrong(tmp_path, capsys):
+    script = load_script("review")
+    for argv, message in (([], "give a games file or --moves"),
+                          ([str(tmp_path / "games.jsonl"), "--moves", "E5", "--loser", "white"],
+                           "give a games file or --moves, not both")):
+        with pytest.raises(SystemExit) as exit_:
+            script.main(argv)
+        assert exit_.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(f": error: {message}")

@@ -9,6 +9,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -16,6 +17,7 @@ import torch
 import gomoku.training.pipeline as pipeline_module
 from gomoku.training.config import load_config
 from gomoku.training.pipeline import TrainPipeline
+from gomoku.training.progress import RunTarget
 from nets import default_device
 from nets.checkpoint import FORMAT, atomic_write
 from tests.fakes import load_script, metrics_records
@@ -70,7 +72,7 @@ def test_resume_with_the_command_line_that_started_the_run(tmp_path, train, capl
     # The config file differing from the run, with no --set saying so: the run's value is kept, and said.
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        code, _, err = train(*line[:-6], *line[-4:], "--resume", "--max-iterations", "0")
+        code, _, err = train(*line[:-6], *line[-4:], "--resume", "--max-iterations", "1")
     assert code == 0, err
     assert "search.n_playout (run 8, given 16)" in caplog.text
     # What may not change still may not: the config file without the --set of seed, board and net.
@@ -100,6 +102,37 @@ def test_banner_progress_and_the_end_line(tmp_path, train, caplog):
     assert "no best.pt yet: the first evaluation comes at 8 games" in out
 
 
+def test_the_end_line_says_how_to_train_on_past_the_limit_that_stopped_the_run(tmp_path, train):
+    end_message = load_script("train").end_message
+
+    def hint(games: int, wall_s: float, target: RunTarget, max_minutes: float | None = None,
+             overrides: tuple[str, ...] = ()) -> str:
+        pipeline = SimpleNamespace(stop_reason="(why)", games_played=games, wall_time=wall_s,
+                                   config=load_config(SMOKE, list(overrides)))
+        last = end_message(pipeline, tmp_path, target, max_minutes).splitlines()[-1]
+        assert last.startswith("no best.pt yet: the first evaluation comes at 8 games (train longer: the same "
+                               "command with --resume")
+        return last.partition("--resume")[2]
+
+    assert hint(12, 10.0, RunTarget(12, 120.0)) == " --set train.game_batch_num=N, N above 12)"
+    assert hint(4, 181.0, RunTarget(12, 120.0), 2.0) == (" and a larger --max-minutes: it counts the run's time "
+                                                        "over all its sessions, 0:03:01 so far)")
+    assert hint(4, 181.0, RunTarget(12, 120.0), None, ("train.max_minutes=2",)) == (
+        " and --set train.max_minutes=M, M above 2: it counts the run's time over all its sessions, 0:03:01 so far)")
+    assert hint(4, 181.0, RunTarget(12, 120.0), 2.0, ("train.max_minutes=5",)) == (
+        " and a larger --max-minutes and --set train.max_minutes=M, M above 5: the smaller wins; both count the "
+        "run's time over all its sessions, 0:03:01 so far)")
+    assert hint(4, 10.0, RunTarget(12, 120.0, 1), 2.0) == ": --max-iterations counts the iterations of one session)"
+    # As a user meets it: stopped by --max-minutes, the end line says to raise it, not the games.
+    code, out, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "R"), "--no-progress",
+                           "--max-minutes", "1e-9")
+    assert code == 0, err
+    done, last = out.strip().splitlines()[-2:]
+    assert done.startswith("done: reached ") and "of run time (limit 1e-09 min)" in done
+    assert last.endswith(" so far)") and "--resume and a larger --max-minutes: it counts the run's time" in last
+    assert "game_batch_num" not in last
+
+
 def test_train_max_minutes_ends_the_run(tmp_path):
     config = load_config(SMOKE, ["train.max_minutes=1e-9", "train.game_batch_num=100"])
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
@@ -113,7 +146,8 @@ def test_train_max_minutes_ends_the_run(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--max-iterations", "-1"], "--max-iterations: must be >= 0"),
+    (["--max-iterations", "-1"], "--max-iterations: must be >= 1, got -1"),
+    (["--max-iterations", "0"], "--max-iterations: must be >= 1, got 0"),
     (["--max-minutes", "nan"], "--max-minutes: must be a finite number > 0"),
     (["--max-minutes", "0"], "--max-minutes: must be a finite number > 0"),
     (["--set", "search.n_playout=["], "error: override 'search.n_playout=[': the value is not valid YAML"),
@@ -131,7 +165,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, train, argv, message):
 
 def test_a_bad_set_value_on_resume_and_in_an_ablation_variant(tmp_path, train, capsys):
     run = tmp_path / "R"
-    assert train("--config", SMOKE, "--run-dir", str(run), "--no-progress", "--max-iterations", "0")[0] == 0
+    TrainPipeline(load_config(SMOKE), run, device="cpu", progress=False).close()  # a new run, at iteration 0
     code, _, err = train("--run-dir", str(run), "--resume", "--set", "search.n_playout=[")
     assert code == 2 and len(err) == 1 and "the value is not valid YAML" in err[0]
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -223,7 +257,7 @@ def test_sigterm_during_the_first_save_says_the_run_is_saved(tmp_path, train, mo
     assert err[-1] == f"interrupted; the new run is saved in {run} at iteration 0 (continue with --resume)"
     monkeypatch.undo()
     assert torch.load(run / "checkpoint.pt", weights_only=True)["iteration"] == 0
-    code, _, err = train("--run-dir", str(run), "--resume", "--no-progress", "--max-iterations", "0")
+    code, _, err = train("--run-dir", str(run), "--resume", "--no-progress", "--max-iterations", "1")
     assert code == 0, err
 
 

@@ -26,6 +26,10 @@ def p(name):
     return parse_point(BOARD, name)
 
 
+def p6(name):
+    return parse_point(Board(6, 6, 4), name)
+
+
 def session_with(names, authors, human=BLACK):
     return Session(9, human, tuple(p(n) for n in names), tuple(authors))
 
@@ -153,6 +157,44 @@ def test_saved_games_with_a_bom_other_bytes_or_size_zero(tmp_path):
             parse_game(f"# size: {size}\nE5")
     with pytest.raises(SetupError, match="got 0"):
         initial_game(None, None, 0)
+
+
+
+def test_a_bad_size_names_size_not_moves(tmp_path):
+    """`play.py --size 40` said "bad --moves: the board size must be 5 to 26 ..." with no --moves."""
+    for size in (40, 4):
+        with pytest.raises(SetupError) as error:
+            initial_game(None, None, size)
+        assert str(error.value) == f"bad --size: the board size must be 5 to 26 points a side, got {size}"
+        with pytest.raises(SetupError, match="^bad --size: "):
+            initial_game("E5", None, size)
+    game = tmp_path / "game.txt"
+    game.write_text("# size: 9x9\nE5\n")
+    with pytest.raises(SetupError, match="^bad --size: .* got 40$"):
+        initial_game(None, game, 40)
+    with pytest.raises(SetupError, match="^bad --n-in-row: .* 3 to 6 on a 6x6 board, got 7$"):
+        initial_game(None, None, 6, n_in_row=7)
+
+
+def test_the_rule_comes_from_the_option_else_the_saved_game_else_the_model():
+    """A smoke run's model (6x6, four in a row) plays on its own rule: four in a row ends the game."""
+    four = [p6(name) for name in ("A1", "B1", "A2", "B2", "A3", "B3", "A4")]
+    game = initial_game(None, None, None, default_size=6, default_n_in_row=4)
+    assert (game.size, game.n_in_row, game.moves) == (6, 4, ())
+    session = Session(6, BLACK, tuple(four), n_in_row=4)
+    assert session.game_over() and session.result_text() == "Black wins"
+    text = session.to_text("az:best.pt:400")
+    assert text.splitlines()[:3] == ["# gomoku-zero game", "# size: 6x6", "# n_in_row: 4"]
+    saved = parse_game(text)  # the header's rule, not five in a row: the game is over after A4
+    assert (saved.size, saved.n_in_row, saved.moves) == (6, 4, tuple(four))
+    assert initial_game(None, None, None, 6, n_in_row=4, default_n_in_row=5).n_in_row == 4
+    with pytest.raises(SetupError, match="move 8, B4: the game was already over"):
+        parse_game(text + "B4\n")
+    with pytest.raises(SetupError, match="the game is for 4 in a row, not 5"):
+        parse_game(text, n_in_row=5)
+    with pytest.raises(SetupError, match="bad n_in_row 'four'"):
+        parse_game("# n_in_row: four\nE5")
+    assert parse_game(format_game(9, [40], "you", "x")).n_in_row == 5 and "n_in_row" not in format_game(9, [], "", "")
 
 
 def test_a_saved_game_names_the_setting_each_ai_move_was_played_at():

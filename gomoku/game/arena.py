@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -255,6 +257,18 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
     return lines
 
 
+def output_problem(path: Path, option: str = "--json") -> str | None:
+    """Why ``option``'s file could not be written to ``path`` (None: it can), checked before the games."""
+    folder = path.parent
+    if path.is_dir():
+        return f"{option} {path} is a folder, not a file"
+    if not folder.is_dir():
+        return f"{option} {path}: there is no folder {folder}"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"{option} {path}: not writable"
+    return None
+
+
 def format_table(results: Sequence[MatchResult]) -> str:
     """A table with one row per match (player named in the title line)."""
     players = sorted({r.player for r in results})
@@ -295,7 +309,14 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
 def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = 9, height: int = 9,
                     n_in_row: int = 5) -> list[Board]:
     """``count`` different positions of ``stones`` random stones (colours alternating, first
-    player to move next when ``stones`` is even), as Gomocup-style openings."""
+    player to move next when ``stones`` is even), as Gomocup-style openings. A ValueError, before
+    any draw, when ``stones`` leave no move or there are fewer than ``count`` ways to place them."""
+    cells = width * height
+    if not 0 <= stones < cells:
+        raise ValueError(f"stones must be from 0 to {cells - 1} on a {width}x{height} board (a move left), "
+                         f"got {stones}")
+    if count > (ways := math.perm(cells, stones)):
+        raise ValueError(f"only {ways:,} different opening(s) of {stones} stone(s) exist, not {count:,}")
     openings: dict[tuple[int, ...], Board] = {}
     while len(openings) < count:
         moves = tuple(int(m) for m in rng.choice(width * height, stones, replace=False))

@@ -171,9 +171,11 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
                                                seconds=parsed.seconds or seconds, leaves_per_step=leaves_per_step,
                                                forced_moves=forced_moves, vcf=vcf, threads=threads, vct=vct,
                                                **({} if check_nodes is None else {"check_nodes": check_nodes}))
-    from gomoku.players.external import PbrainPlayer  # pbrain; lazy: subprocess plumbing
+    from gomoku.players.external import PbrainPlayer, engine_command  # pbrain; lazy: subprocess plumbing
     if not Path(parsed.path).is_file() and shutil.which(parsed.path) is None:
         raise _bad_spec(spec, f"no engine at {parsed.path!r}")
+    if engine_command(parsed.path)[0] == parsed.path and shutil.which(parsed.path) is None:
+        raise _bad_spec(spec, f"{parsed.path!r} is not executable (nor a .py script)")
     return PbrainPlayer(parsed.path, parsed.turn_ms)
 
 

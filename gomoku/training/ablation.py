@@ -73,6 +73,20 @@ def variant_config(config_path: str | Path, variant: Variant) -> Config:
     return load_config(config_path, list(variant.overrides))
 
 
+def check_opponents(opponents: Sequence[str]) -> None:
+    """A ValueError for an opponent spec that is malformed or names a checkpoint that is not there:
+    the rating comes after the training, so the specs are checked before it."""
+    from gomoku.players import parse_spec  # light: builds no player, imports no torch
+
+    for spec in opponents:
+        try:
+            parsed = parse_spec(spec)
+        except ValueError as error:  # its first line: "bad player spec 'x' (why); valid forms:"
+            raise ValueError(str(error).splitlines()[0].removesuffix("; valid forms:")) from None
+        if parsed.kind == "az" and not Path(parsed.path).is_file():
+            raise ValueError(f"opponent {spec!r}: no checkpoint at {parsed.path}")
+
+
 def run_records(run_dir: Path) -> list[IterationRecord]:
     """The metrics records of the run in ``run_dir``."""
     return read_records(run_dir / METRICS)
@@ -130,13 +144,14 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
                  opponents: Sequence[str], games: int, seed: int = 0, workers: int = 1,
                  progress: bool = False) -> list[VariantResult]:
     """Train and rate each variant in turn (see the module's docstring); returns their results in
-    the order given. Every override is checked before anything runs."""
+    the order given. Every override and opponent spec is checked before anything runs."""
     if len({v.name for v in variants}) != len(variants):
         raise ValueError("two variants share a name")
     if not (math.isfinite(minutes) and minutes > 0) or games < 1:
         raise ValueError(f"minutes must be a finite number > 0 and games >= 1, got {minutes} and {games}")
     if not 0 <= seed <= MAX_SEED:
         raise ValueError(f"seed must be in 0..{MAX_SEED}, got {seed}")
+    check_opponents(opponents)
     configs = {v.name: variant_config(config_path, v) for v in variants}
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)

@@ -148,6 +148,26 @@ def check_device(config: Config) -> None:
                          "--set selfplay.device=auto)")
 
 
+def device_error(name: str) -> str | None:
+    """Why ``--device name`` cannot run here, or None (train.py and bench.py check it up front)."""
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError) as error:
+        return f"--device {name}: not a device ({error})"
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            why = "this torch is built without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible"
+            return f"--device {name}: CUDA is not available here ({why}); use --device cpu"
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            return f"--device {name}: there are {torch.cuda.device_count()} CUDA device(s)"
+    elif device.type == "mps":
+        if not torch.backends.mps.is_available():
+            return f"--device {name}: MPS is not available here; use --device cpu"
+    elif device.type != "cpu":
+        return f"--device {name}: expected cpu, cuda, cuda:N or mps"
+    return None
+
+
 def selfplay_description(config: Config, device: torch.device) -> str:
     """Where and how self-play runs, in words: workers, their nets' device and runtime."""
     s = config.selfplay

@@ -163,11 +163,26 @@ def bench_final_check(s: BenchSettings, positions: list[Board] | None = None, ev
 VCT_BUDGETS = (250, 1000, 4000)  # node budgets compared by ``run_vct``
 
 
-def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None = None) -> dict:
+def model_evaluator(model: str):
+    """The net of the model file ``model`` as the search's evaluator; a ValueError (``CheckpointError``)
+    when it does not load or does not play the figures' positions (9x9, five in a row), an
+    ImportError for an .onnx file without onnxruntime."""
+    from gomoku.players.search import AlphaZeroPlayer
+
+    player = AlphaZeroPlayer.from_checkpoint(model)
+    player.check_board(Board())  # the board of ``game_positions``
+    return player.evaluator
+
+
+def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None = None, evaluator=None) -> dict:
     """Only the VCT figures (``scripts/bench.py --vct``): per call at each budget, per move and per
-    self-play position at the default budget; per move also with the net of ``model`` (a path),
+    self-play position at the default budget; per move also with the net of ``model`` (a path,
+    loaded before any figure; ``evaluator``: its net, when ``model_evaluator`` loaded it already),
     whose searches meet the threats of real play."""
     torch.set_num_threads(1)
+    evaluators = {"untrained net": None}
+    if model:
+        evaluators[model] = evaluator if evaluator is not None else model_evaluator(model)
     results: dict = {"machine": machine(), "settings": s.__dict__.copy()}
     positions = game_positions(s)
     for budget in budgets:
@@ -177,17 +192,12 @@ def run_vct(s: BenchSettings, log=print, budgets=VCT_BUDGETS, model: str | None 
             f"{figures['vct_ms_per_call_mean']:8.2f} mean, {figures['vct_ms_per_call_max']:8.1f} max; "
             f"{figures['vct_wins']} wins, {figures['vct_no_wins']} none, {figures['vct_unknown']} unknown "
             f"of {figures['vct_calls_measured']}")
-    evaluators = {"untrained net": None}
-    if model:
-        from gomoku.players.search import AlphaZeroPlayer as Player
-
-        evaluators[model] = Player.from_checkpoint(model).evaluator
-    for name, evaluator in evaluators.items():
-        figures = bench_vct_per_move(s, positions, evaluator=evaluator)
+    for name, net in evaluators.items():
+        figures = bench_vct_per_move(s, positions, evaluator=net)
         results[f"per_move {name}"] = figures
         log(f"per move, {name}: {figures['move_ms_vct']:.0f} ms with VCT, {figures['move_ms_no_vct']:.0f} ms "
             f"without, {figures['vct_calls_per_move']:.1f} VCT calls a move ({figures['vct_moves_measured']} moves)")
-        figures = bench_final_check(s, positions, evaluator=evaluator)
+        figures = bench_final_check(s, positions, evaluator=net)
         results[f"final_check {name}"] = figures
         log(f"deep checks, {name}: {figures['move_ms_check']:.0f} ms a move with them (slowest "
             f"{figures['move_ms_max_check']:.0f}), {figures['move_ms_no_check']:.0f} without (slowest "

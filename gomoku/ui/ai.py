@@ -32,7 +32,7 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
-from gomoku.ui.session import DEFAULT_SIZE, SetupError, new_board
+from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +110,12 @@ def strength_ladder(current: Strength) -> list[Strength]:
 
 # ------------------------------------------------------------------------------ the opponent
 def choose_opponent(opponent: str | None, model: str | Path | None = None, playouts: int = DEFAULT_PLAYOUTS,
-                    default_model: str | Path = DEFAULT_MODEL, size: int = DEFAULT_SIZE) -> tuple[str, str]:
+                    default_model: str | Path = DEFAULT_MODEL, size: int = DEFAULT_SIZE,
+                    n_in_row: int = N_IN_ROW) -> tuple[str, str]:
     """(spec, note): ``opponent`` if given, else ``model`` through the net MCTS, else the default
-    model for an n x n board (``sized_default``), else the pure-MCTS fallback. A ``model`` that is
-    not a file is a SetupError; the note is empty unless the fallback is used, and then says why."""
+    model for an n x n board and the rule ``n_in_row`` (``sized_default``), else the pure-MCTS
+    fallback. A ``model`` that is not a file is a SetupError; the note is empty unless the fallback
+    is used, and then says why."""
     if opponent:
         return opponent, ""
     if model is not None:
@@ -121,10 +123,11 @@ def choose_opponent(opponent: str | None, model: str | Path | None = None, playo
             raise SetupError(f"no model file at {model}")
         return f"az:{model}:{playouts}", ""
     for path in sized_default(Path(default_model), size):
-        if path.is_file() and model_plays(path, size):
+        if path.is_file() and model_plays(path, size, n_in_row):
             return f"az:{path}:{playouts}", ""
     missing = sized_default(Path(default_model), size)[0]
-    return FALLBACK_SPEC, f"No model for {size}x{size} at {missing} yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
+    wanted = f"{size}x{size} at {missing}" if n_in_row == N_IN_ROW else f"{n_in_row} in a row on {size}x{size}"
+    return FALLBACK_SPEC, f"No model for {wanted} yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
 
 
 def sized_default(default_model: Path, size: int) -> list[Path]:
@@ -134,21 +137,26 @@ def sized_default(default_model: Path, size: int) -> list[Path]:
     return [named] if named == default_model else [named, default_model]
 
 
-def model_plays(path: Path, size: int) -> bool:
-    """Whether the model file at ``path`` plays a size x size board (False when it cannot be read)."""
+def model_plays(path: Path, size: int, n_in_row: int = N_IN_ROW) -> bool:
+    """Whether the model file at ``path`` plays a size x size board with the rule ``n_in_row``
+    (False when it cannot be read)."""
     from nets import checkpoint  # torch, only when a model is asked about
 
-    try:
-        checkpoint.load_net(path, size, size)  # refuses a board its net does not play (NetConfig.plays)
+    try:  # load_model refuses a board its net does not play (NetConfig.plays)
+        return checkpoint.load_model(path, size, size)[1] == n_in_row
     except (ValueError, OSError):
         return False
-    return True
 
 
 def trained_size(player: Player) -> int | None:
     """The board a net player was trained on, when square (the window's default size); else None."""
     config = getattr(player, "net_config", None)
     return config.width if config is not None and config.width == config.height else None
+
+
+def trained_n_in_row(player: Player) -> int | None:
+    """The rule (stones in a row) a net player was trained for, the window's default; else None."""
+    return getattr(player, "n_in_row", None)
 
 
 def make_opponent(spec: str, seed: int | None = None, seconds: float | None = None) -> Player:
@@ -164,9 +172,9 @@ def make_opponent(spec: str, seed: int | None = None, seconds: float | None = No
         raise SetupError(message) from error
 
 
-def check_opponent(player: Player, spec: str, size: int) -> Player:
-    """``player`` if it plays a size x size board; a SetupError for a net that does not (another
-    board size, or another rule)."""
+def check_opponent(player: Player, spec: str, size: int, n_in_row: int = N_IN_ROW) -> Player:
+    """``player`` if it plays a size x size board with the rule ``n_in_row``; a SetupError for a
+    net that does not (another board size, or another rule)."""
     config = getattr(player, "net_config", None)
     if config is not None and not config.plays(size, size):
         hint = f" (pass --size {config.width} to play on its board)" if config.width == config.height else ""
@@ -175,16 +183,19 @@ def check_opponent(player: Player, spec: str, size: int) -> Player:
     check_board = getattr(player, "check_board", None)
     if check_board is not None:  # a net trained for another rule: now, not at the AI's first move
         try:
-            check_board(new_board(size))
+            check_board(new_board(size, n_in_row))
         except ValueError as error:
-            raise SetupError(str(error)) from error
+            rule = trained_n_in_row(player)
+            hint = f" (pass --n-in-row {rule} to play its rule)" if rule not in (None, n_in_row) else ""
+            raise SetupError(f"{error}{hint}") from error
     return player
 
 
-def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float | None = None) -> Player:
-    """The player for ``spec`` on a size x size board; a net that does not play it (or any bad
-    spec) is a SetupError."""
-    return check_opponent(make_opponent(spec, seed, seconds), spec, size)
+def build_opponent(spec: str, size: int, seed: int | None = None, seconds: float | None = None,
+                   n_in_row: int = N_IN_ROW) -> Player:
+    """The player for ``spec`` on a size x size board with the rule ``n_in_row``; a net that does
+    not play it (or any bad spec) is a SetupError."""
+    return check_opponent(make_opponent(spec, seed, seconds), spec, size, n_in_row)
 
 
 def player_setting(player: Player) -> str:

@@ -21,12 +21,12 @@ from gomoku.players import Player, format_point
 from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,
                           Strength, Thinker, build_opponent, check_opponent, choose_opponent, describe_spec,
                           make_opponent, player_setting, short_spec, spec_strength, strength_ladder,
-                          trained_size, with_strength)
+                          trained_n_in_row, trained_size, with_strength)
 from gomoku.ui.draw import Renderer
 from gomoku.ui.frame import GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
-from gomoku.ui.session import (BLACK, COLOUR_NAMES, DEFAULT_SIZE, WHITE, Author, Session, SetupError, describe_undo,
-                               initial_game)
+from gomoku.ui.session import (BLACK, COLOUR_NAMES, DEFAULT_SIZE, N_IN_ROW, WHITE, Author, Session, SetupError,
+                               describe_undo, initial_game)
 from gomoku.ui.sizes import window_problem
 
 __all__ = ["FALLBACK_SPEC", "NoDisplayError", "PlayApp", "SetupError"]
@@ -52,8 +52,9 @@ class PlayApp:
 
     def __init__(self, opponent: str | Player | None = None, *, model: str | Path | None = None,
                  default_model: str | Path = DEFAULT_MODEL, playouts: int = DEFAULT_PLAYOUTS,
-                 size: int | None = None, human_first: bool | None = None, seed: int | None = None,
-                 seconds: float | None = None, moves: str | Path | Sequence[int] | None = None,
+                 size: int | None = None, n_in_row: int | None = None, human_first: bool | None = None,
+                 seed: int | None = None, seconds: float | None = None,
+                 moves: str | Path | Sequence[int] | None = None,
                  load: str | Path | None = None, show_analysis: bool = True, show_numbers: bool = False,
                  screenshot: str | Path | None = None, window_size: tuple[int, int] | None = None,
                  save_path: str | Path | None = None, title: str = "gomoku-zero"):
@@ -61,24 +62,26 @@ class PlayApp:
         if window_size is not None and (problem := window_problem(window_size)):
             raise SetupError(problem)
         # The board: --size, else the saved game's, else the board of the model or AI asked for (a
-        # net with fully connected heads plays only that one), else 9x9. Without a model or AI asked
-        # for, the AI is the default model for the board (choose_opponent).
+        # net with fully connected heads plays only that one), else 9x9; the rule likewise:
+        # --n-in-row, else the saved game's, else the one the model was trained for, else five in a
+        # row. Without a model or AI asked for, the AI is the default model for them (choose_opponent).
         explicit = bool(opponent) or model is not None
         if isinstance(opponent, Player):
             ai, spec, note = opponent, opponent.name, ""
         elif explicit:
             spec, note = choose_opponent(opponent, model, playouts, default_model)
             ai = make_opponent(spec, seed, seconds)
-        game = initial_game(moves, load, size, (trained_size(ai) if explicit else None) or DEFAULT_SIZE)
+        game = initial_game(moves, load, size, (trained_size(ai) if explicit else None) or DEFAULT_SIZE,
+                            n_in_row, (trained_n_in_row(ai) if explicit else None) or N_IN_ROW)
         if not explicit:
-            spec, note = choose_opponent(None, None, playouts, default_model, game.size)
+            spec, note = choose_opponent(None, None, playouts, default_model, game.size, game.n_in_row)
             ai = make_opponent(spec, seed, seconds)
-        self.ai, self.ai_spec, self.note = check_opponent(ai, spec, game.size), spec, note
+        self.ai, self.ai_spec, self.note = check_opponent(ai, spec, game.size, game.n_in_row), spec, note
         file_human = game.human_colour()
         human = (file_human or BLACK) if human_first is None else (BLACK if human_first else WHITE)
         authors = None if file_human is None else tuple(
             Author.YOU if i % 2 == file_human - 1 else Author.AI for i in range(len(game.moves)))
-        self.session = Session(game.size, human, game.moves, authors)
+        self.session = Session(game.size, human, game.moves, authors, game.n_in_row)
         self.seed, self.title = seed, title
         if screenshot is None and display_missing():
             raise NoDisplayError("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
@@ -211,7 +214,7 @@ class PlayApp:
     def set_strength(self, strength: Strength) -> None:
         spec = with_strength(self.ai_spec, strength)
         try:
-            player = build_opponent(spec, self.session.size, self.seed, strength.seconds)
+            player = build_opponent(spec, self.session.size, self.seed, strength.seconds, self.session.n_in_row)
         except SetupError as error:
             self.flash(f"Cannot change the strength: {error}")
             return
@@ -296,7 +299,8 @@ class PlayApp:
 
     def _caption(self) -> None:
         strength = f", {self.strength.label}" if self.strength else ""
-        pygame.display.set_caption(f"{self.title}: you ({COLOUR_NAMES[self.human]}) against "
+        rule = f" ({self.session.n_in_row} in a row)" if self.session.n_in_row != N_IN_ROW else ""
+        pygame.display.set_caption(f"{self.title}{rule}: you ({COLOUR_NAMES[self.human]}) against "
                                    f"{describe_spec(self.ai_spec)}{strength}")
 
     # -------------------------------------------------------------------------- the AI

@@ -9,6 +9,7 @@ Saved games are plain text (``format_game`` / ``parse_game``): an optional ``#``
 move per line in board coordinates (``E5``; column letter, row 1 at the bottom), where ``#`` after a
 move starts a comment (the AI's setting for that move, when it changed during the game). ``parse_game``
 also reads moves separated by commas or spaces, so ``--moves E5,D4`` and a saved file read the same.
+A game for another rule than five in a row says so in its header (``# n_in_row: 4``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Sequence
 from gomoku.game.board import DRAW, EMPTY, Board, other
 from gomoku.players import COLUMN_LETTERS, format_point, parse_point
 
-N_IN_ROW = 5
+N_IN_ROW = 5  # the rule unless a model (or --n-in-row) says otherwise
+MIN_N_IN_ROW = 3  # below this every game is won in a move or two
 DEFAULT_SIZE = 9
-MIN_SIZE = N_IN_ROW
+MIN_SIZE = 5  # the smallest board the window plays, whatever the rule
 MAX_SIZE = len(COLUMN_LETTERS)
 BLACK, WHITE = 1, 2
 COLOUR_NAMES = {BLACK: "Black", WHITE: "White"}
@@ -61,6 +63,7 @@ class SavedGame:
     black: str = ""
     white: str = ""
     result: str = ""
+    n_in_row: int = N_IN_ROW
 
     def human_colour(self) -> int | None:
         """The colour whose player header is ``you``, if exactly one is."""
@@ -68,13 +71,21 @@ class SavedGame:
         return you[0] if len(you) == 1 else None
 
 
-def new_board(size: int) -> Board:
-    return Board(size, size, N_IN_ROW)
+def new_board(size: int, n_in_row: int = N_IN_ROW) -> Board:
+    return Board(size, size, n_in_row)
 
 
-def check_size(size: int) -> None:
+def check_size(size: int, n_in_row: int = N_IN_ROW) -> None:
     if not MIN_SIZE <= size <= MAX_SIZE:
-        raise SetupError(f"the board size must be {MIN_SIZE} to {MAX_SIZE} for five in a row, got {size}")
+        raise SetupError(f"the board size must be {MIN_SIZE} to {MAX_SIZE} points a side, got {size}")
+    check_n_in_row(n_in_row, size)
+
+
+def check_n_in_row(n_in_row: int, size: int | None = None) -> None:
+    if not MIN_N_IN_ROW <= n_in_row <= (size or MAX_SIZE):
+        board = f" on a {size}x{size} board" if size else ""
+        raise SetupError(f"the stones in a row to win must be {MIN_N_IN_ROW} to {size or MAX_SIZE}{board}, "
+                         f"got {n_in_row}")
 
 
 # ------------------------------------------------------------------------------ the game
@@ -82,11 +93,12 @@ class Session:
     """The moves of one game, the position shown, and who plays which colour."""
 
     def __init__(self, size: int = DEFAULT_SIZE, human: int = BLACK, moves: tuple[int, ...] = (),
-                 authors: tuple[Author, ...] | None = None):
-        check_size(size)
+                 authors: tuple[Author, ...] | None = None, n_in_row: int = N_IN_ROW):
+        check_size(size, n_in_row)
         self.size = size
+        self.n_in_row = n_in_row
         self.human = human
-        self.board = new_board(size)
+        self.board = new_board(size, n_in_row)
         self.history: list[Played] = []
         authors = authors or (Author.SETUP,) * len(moves)
         for move, by in zip(moves, authors):
@@ -130,7 +142,7 @@ class Session:
 
     def result_text(self) -> str:
         """ "Black wins", "Draw", or "" while the game goes on (at the last position played)."""
-        final = new_board(self.size)
+        final = new_board(self.size, self.n_in_row)
         for played in self.history:
             final.do_move(played.move)
         ended, winner = final.game_end()
@@ -154,7 +166,7 @@ class Session:
         return dropped
 
     def new_game(self) -> None:
-        self.board = new_board(self.size)
+        self.board = new_board(self.size, self.n_in_row)
         self.history = []
 
     def undo(self) -> tuple[Played, ...]:
@@ -203,7 +215,7 @@ class Session:
         names = {self.human: YOU_NAME, self.ai_colour: ", ".join(settings) or ai_name}
         notes = [p.player or ai_name if p.by == Author.AI and len(settings) > 1 else "" for p in self.history]
         return format_game(self.size, [p.move for p in self.history], names[BLACK], names[WHITE],
-                           self.result_text(), notes)
+                           self.result_text(), notes, self.n_in_row)
 
 
 def describe_undo(taken: tuple[Played, ...], board: Board) -> str:
@@ -225,35 +237,50 @@ def describe_undo(taken: tuple[Played, ...], board: Board) -> str:
 
 
 def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | None, size: int | None,
-                 default_size: int = DEFAULT_SIZE) -> SavedGame:
+                 default_size: int = DEFAULT_SIZE, n_in_row: int | None = None,
+                 default_n_in_row: int = N_IN_ROW) -> SavedGame:
     """The game to start from: a saved game (``load``), ``moves`` (text, a file, or move numbers).
-    The board is ``size``, else a saved game's, else ``default_size`` (the model's board)."""
+    The board is ``size``, else a saved game's, else ``default_size`` (the model's board); the rule
+    is ``n_in_row``, else a saved game's, else ``default_n_in_row`` (the model's). A bad ``size``
+    or ``n_in_row`` is an error naming --size or --n-in-row."""
     if moves is not None and load is not None:
         raise SetupError("give --moves or --load, not both")
+    if size is not None:
+        _check_option("--size", check_size, size)
+    if n_in_row is not None:
+        _check_option("--n-in-row", check_n_in_row, n_in_row, size)
     if load is not None:
         text = read_game_file(load)
         try:
-            return parse_game(text, size, default_size)
+            return parse_game(text, size, default_size, n_in_row, default_n_in_row)
         except SetupError as error:
             raise SetupError(f"bad game in {load}: {error}") from error
-    if moves is None or isinstance(moves, (str, Path)):
-        text = str(moves or "")
+    if isinstance(moves, (str, Path)):
+        text = str(moves)
         if isinstance(moves, Path) or (text and Path(text).is_file()):
             text = read_game_file(text)
         try:
-            return parse_game(text, size, default_size)
+            return parse_game(text, size, default_size, n_in_row, default_n_in_row)
         except SetupError as error:
             raise SetupError(f"bad --moves: {error}") from error
     size = default_size if size is None else size
-    check_size(size)
-    board = new_board(size)
+    n_in_row = default_n_in_row if n_in_row is None else n_in_row
+    check_size(size, n_in_row)
+    board = new_board(size, n_in_row)
     try:
-        for move in moves:
+        for move in moves or ():
             board.do_move(int(move))
     except ValueError as error:
         raise SetupError(f"bad --moves: {error}") from error
-    return SavedGame(size, tuple(board.moves))
+    return SavedGame(size, tuple(board.moves), n_in_row=n_in_row)
 
+
+def _check_option(option: str, check, *args) -> None:
+    """``check(*args)``, its SetupError naming the option asked for: "bad --size: ..."."""
+    try:
+        check(*args)
+    except SetupError as error:
+        raise SetupError(f"bad {option}: {error}") from None
 
 
 def read_game_file(path: str | Path) -> str:
@@ -269,10 +296,13 @@ def read_game_file(path: str | Path) -> str:
 
 # ------------------------------------------------------------------------------ text format
 def format_game(size: int, moves: list[int], black: str, white: str, result: str = "",
-                notes: Sequence[str] = ()) -> str:
-    """The saved-game text; ``notes[i]``, when given and not empty, follows move i as a comment."""
-    board = new_board(size)
+                notes: Sequence[str] = (), n_in_row: int = N_IN_ROW) -> str:
+    """The saved-game text; ``notes[i]``, when given and not empty, follows move i as a comment.
+    The rule is in the header only when it is not five in a row."""
+    board = new_board(size, n_in_row)
     lines = [FILE_TITLE, f"# size: {size}x{size}", f"# black: {black}", f"# white: {white}"]
+    if n_in_row != N_IN_ROW:
+        lines.insert(2, f"# n_in_row: {n_in_row}")
     if result:
         lines.append(f"# result: {result}")
     for move, note in itertools.zip_longest(moves, notes[:len(moves)], fillvalue=""):
@@ -287,12 +317,20 @@ def _header_size(value: str) -> int:
     return int(match.group(1))
 
 
-def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_SIZE) -> SavedGame:
+def _header_n_in_row(value: str) -> int:
+    if not re.fullmatch(r"\d+", value.strip()):
+        raise SetupError(f"bad n_in_row {value!r} in the header: expected a number like 4")
+    return int(value)
+
+
+def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_SIZE, n_in_row: int | None = None,
+               default_n_in_row: int = N_IN_ROW) -> SavedGame:
     """Moves (and an optional header) -> SavedGame; every move is checked on a board.
 
     ``size`` is the board size asked for: None takes the header's (or ``default_size``); a header
-    that says another size is an error. Errors are SetupError naming the move: "move 2, E5: that
-    point is already taken".
+    that says another size is an error. ``n_in_row`` (the rule) likewise, from the header's
+    ``n_in_row`` (or ``default_n_in_row``). Errors are SetupError naming the move: "move 2, E5:
+    that point is already taken".
     """
     headers: dict[str, str] = {}
     tokens: list[str] = []
@@ -307,9 +345,13 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
     file_size = _header_size(headers["size"]) if "size" in headers else None
     if size is not None and file_size is not None and size != file_size:
         raise SetupError(f"the game is for a {file_size}x{file_size} board, not {size}x{size}")
+    file_rule = _header_n_in_row(headers["n_in_row"]) if "n_in_row" in headers else None
+    if n_in_row is not None and file_rule is not None and n_in_row != file_rule:
+        raise SetupError(f"the game is for {file_rule} in a row, not {n_in_row}")
     size = next((s for s in (size, file_size) if s is not None), default_size)
-    check_size(size)
-    board = new_board(size)
+    n_in_row = next((n for n in (n_in_row, file_rule) if n is not None), default_n_in_row)
+    check_size(size, n_in_row)
+    board = new_board(size, n_in_row)
     for number, token in enumerate(tokens, 1):
         try:
             move = parse_point(board, token)
@@ -322,4 +364,4 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
             raise SetupError(f"{where}: that point is already taken")
         board.do_move(move)
     return SavedGame(size, tuple(board.moves), headers.get("black", ""), headers.get("white", ""),
-                     headers.get("result", ""))
+                     headers.get("result", ""), n_in_row)
