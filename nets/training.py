@@ -84,12 +84,13 @@ class Trainer:
 def adjust_lr_multiplier(kl: float, multiplier: float, kl_targ: float,
                          max_multiplier: float = LR_MULTIPLIER_MAX) -> float:
     """The classic rule: slow down when the policy moved too far, speed up when it barely moved
-    (the multiplier stays below ``max_multiplier`` * 1.5, as the classic's below 10 * 1.5)."""
+    (the multiplier stays below ``max_multiplier`` * 1.5, as the classic's below 10 * 1.5; one
+    from a run resumed with a lower ``max_multiplier`` is brought under it)."""
     if kl > 2 * kl_targ and multiplier > LR_MULTIPLIER_MIN:
-        return multiplier / LR_MULTIPLIER_STEP
-    if kl < kl_targ / 2 and multiplier < max_multiplier:
-        return multiplier * LR_MULTIPLIER_STEP
-    return multiplier
+        multiplier /= LR_MULTIPLIER_STEP
+    elif kl < kl_targ / 2 and multiplier < max_multiplier:
+        multiplier *= LR_MULTIPLIER_STEP
+    return min(multiplier, max_multiplier * LR_MULTIPLIER_STEP)
 
 
 def kl_divergence(old: np.ndarray, new: np.ndarray) -> float:

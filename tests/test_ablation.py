@@ -7,7 +7,7 @@ import pytest
 
 from gomoku.training import ablation
 from gomoku.training.ablation import Variant, format_ablation, run_ablation
-from gomoku.training.config import ConfigError
+from gomoku.training.config import ConfigError, load_config
 from tests.fakes import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +63,12 @@ def test_variants_are_trained_rated_and_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(ablation, "train_variant", refuse)
     monkeypatch.setattr(ablation, "rate_variant", refuse)
     assert run_ablation(SMOKE, variants, root, ONE_ITERATION, ["random", "heuristic"], 2) == results
+    monkeypatch.undo()
+
+    # A variant whose overrides changed does not resume (and get rated as) the run of the old ones.
+    changed = [Variant("no-vcf", ("search.vcf=false", "search.c_puct=2"))]
+    with pytest.raises(ValueError, match=r"no-vcf holds a run of other settings \(search.c_puct: run 5.0, variant 2"):
+        run_ablation(SMOKE, changed, root, ONE_ITERATION, ["random", "heuristic"], 2)
 
 
 def test_a_longer_ablation_resumes_the_runs(tmp_path):
@@ -108,3 +114,13 @@ def test_bad_opponents_stop_before_any_training(tmp_path, capsys, monkeypatch):
         script.main(["--help"])
     text = capsys.readouterr().out
     assert text.count("Ablations at equal wall time") == 1 and "az:CHECKPOINT:PLAYOUTS" in text
+
+
+def test_a_variant_is_rated_with_the_search_rules_it_trained_with(tmp_path, monkeypatch):
+    import gomoku.game.arena as arena
+
+    asked = {}
+    monkeypatch.setattr(arena, "evaluate", lambda spec, opponents, games, **options: asked.update(options) or [])
+    config = load_config("configs/smoke.yaml", ["search.vct=false", "search.leaves_per_step=4"])
+    assert ablation.rate_variant(config, tmp_path, ["random"], games=2, seed=0) == []
+    assert (asked["forced_moves"], asked["vcf"], asked["vct"], asked["leaves_per_step"]) == (True, True, False, 4)

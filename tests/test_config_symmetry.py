@@ -119,7 +119,10 @@ def test_malformed_yaml_names_the_file_and_line(tmp_path):
     ("eval.n_playout=1", r"eval.n_playout: must be in 2\.\."),
     # sizes far past any useful run: an error naming the key, not an allocation or a traceback later
     ("train.buffer_size=1000000000000", r"train.buffer_size: 1000000000000 positions of 9x9 need .* GiB"),
-    ("net.channels=100000000", r"net.channels: must be in 1..1024"),
+    ("net.channels=100000000", r"net.channels: must be in 1..512"),
+    ("net.channels=600", r"net.channels: must be in 1..512"),  # the net's own bound, not later at the run's start
+    ("net.blocks=41", r"net.blocks: must be in 1..40"),
+    ("train.lr=1" + "0" * 400, r"train.lr: expected a finite number, got 10{19}\.\.\.$"),  # past any float
     ("train.lr=1e300", r"train.lr: must be in \(0, 1\]"),
     ("board.width=100000", r"board.width: must be in 1..32"),
     ("search.n_playout=1000000000", r"search.n_playout: must be in 2..100000"),
@@ -155,3 +158,11 @@ def test_bad_variant_override_is_a_config_error(tmp_path):
         run_ablation("configs/smoke.yaml", [Variant.parse("bad search.n_playout=[")], tmp_path / "abl", 1.0,
                      ["random"], 2)
     assert not (tmp_path / "abl").exists()  # checked before anything ran
+
+
+def test_the_configs_net_bounds_are_the_nets():
+    from gomoku.training import config
+    from nets import model
+
+    assert (config.MAX_CHANNELS, config.MAX_BLOCKS, config.MAX_BOARD) == (
+        model.MAX_CHANNELS, model.MAX_BLOCKS, model.MAX_BOARD_SIDE)

@@ -211,3 +211,38 @@ def test_a_metrics_file_cut_mid_file_is_named_on_resume(tmp_path, caplog):
     assert f"{path}: dropping a torn last line (line 3," in caplog.text
     assert f"{path}: holds no record of iteration(s) 2-3 of the checkpoint's 3" in caplog.text
     assert path.read_bytes() == lines[0] + b"garbage\n"
+
+
+class _Killed(Exception):
+    """Stands for a kill at a fault point (the pipeline object is not used after it)."""
+
+
+@pytest.mark.parametrize("point, kept", [("checkpoint.tmp", 1), ("models", 2)])
+def test_best_pt_is_always_a_committed_model(tmp_path, monkeypatch, point, kept):
+    """An evaluation at every iteration; a kill at the second commit between the model files and
+    the checkpoint (or just after the checkpoint): the resume keeps best.pt and current.pt of the
+    iteration the checkpoint holds, and no pending file."""
+    import torch
+
+    config = load_config(ROOT / "configs" / "smoke.yaml",
+                         OVERRIDES + ["eval.check_freq=1", "eval.games=2", "eval.opponents=[]", "eval.select_by=ladder"])
+    pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
+    seen = []
+
+    def kill_at_the_second(name: str) -> None:
+        seen.append(name)
+        if name == point and seen.count(point) == 2:
+            raise _Killed(name)
+
+    monkeypatch.setitem(TrainPipeline._commit.__globals__, "fault_point", kill_at_the_second)
+    with pytest.raises(_Killed):
+        pipeline.run(max_iterations=MAX_ITERATIONS)
+    pipeline.close()
+    pending = {p.name for p in tmp_path.glob("*.pending-*")}
+    assert "current.pt.pending-000002" in pending <= {"current.pt.pending-000002", "best.pt.pending-000002"}
+    monkeypatch.undo()
+    resumed = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False)
+    resumed.close()
+    assert resumed.iteration == kept and not list(tmp_path.glob("*.pending-*"))
+    assert torch.load(tmp_path / "current.pt", weights_only=True)["iteration"] == kept
+    assert torch.load(tmp_path / "best.pt", weights_only=True)["iteration"] <= kept

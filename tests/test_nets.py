@@ -80,6 +80,7 @@ def test_kl_multiplier_rule():
     assert adjust_lr_multiplier(0.02, 1.0, targ) == 1.0  # in between: keep
     assert adjust_lr_multiplier(0.05, 0.1, targ) == 0.1  # floor
     assert adjust_lr_multiplier(0.005, 10.0, targ) == 10.0  # cap
+    assert adjust_lr_multiplier(0.02, 7.59, targ, max_multiplier=3.0) == pytest.approx(4.5)  # a lowered cap
 
 
 def test_kl_update_stops_early_when_kl_explodes():

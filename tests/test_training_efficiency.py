@@ -17,10 +17,19 @@ def test_sample_reuse_sets_the_number_of_updates(tmp_path):
     # 16 new positions x 8 symmetries = 128 samples; batch 64 x 2 epochs = 128 sample passes per update
     config = load_config("configs/smoke.yaml", ["train.sample_reuse=3", "train.batch_size=64", "train.epochs=2"])
     pipeline = TrainPipeline(config, tmp_path / "run", device="cpu", progress=False)
-    assert pipeline._n_updates(games=4, samples=128) == 3
-    assert pipeline._n_updates(games=4, samples=8) == 1  # at least one update
+    assert pipeline._n_updates(0, 4, samples=128) == 3
+    assert pipeline._n_updates(0, 4, samples=8) == 1  # at least one update
     classic = load_config("configs/smoke.yaml", ["train.updates_per_game=0.5"])
-    assert TrainPipeline(classic, tmp_path / "run2", device="cpu", progress=False)._n_updates(4, 128) == 2
+    assert TrainPipeline(classic, tmp_path / "run2", device="cpu", progress=False)._n_updates(0, 4, 128) == 2
+
+
+def test_a_fraction_of_an_update_a_game_carries_over(tmp_path):
+    config = load_config("configs/smoke.yaml", ["train.updates_per_game=0.4", "selfplay.games_per_iteration=1"])
+    pipeline = TrainPipeline(config, tmp_path / "run", device="cpu", progress=False)
+    per_iteration = [pipeline._n_updates(games, games + 1, 128) for games in range(10)]
+    assert per_iteration == [0, 0, 1, 0, 1, 0, 0, 1, 0, 1]  # 4 updates in 10 games, not 0 (round(0.4) each)
+    config = load_config("configs/smoke.yaml", ["train.updates_per_game=0.29"])
+    assert TrainPipeline(config, tmp_path / "run2", device="cpu", progress=False)._n_updates(0, 100, 128) == 29
 
 
 def _play(overrides: list[str], games: int = 6):

@@ -99,11 +99,19 @@ def selfplay_speed(records: Sequence[IterationRecord]) -> float:
 
 
 def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool = False) -> None:
-    """Train (or resume) the run in ``run_dir`` until its wall time reaches ``minutes``."""
+    """Train (or resume) the run in ``run_dir`` until its wall time reaches ``minutes``. A run
+    there of other settings (the variant's overrides or the config file changed since) is an
+    error: resumed, it would keep its own settings and be rated under the new ones."""
+    from gomoku.training.config import config_changes
     from gomoku.training.pipeline import CHECKPOINT, TrainPipeline
 
     resume = (run_dir / CHECKPOINT).is_file()
     pipeline = TrainPipeline(config, run_dir, resume=resume, progress=progress)
+    if changes := config_changes(pipeline.config, config):
+        pipeline.close()
+        raise ValueError(f"{run_dir} holds a run of other settings ("
+                         + ", ".join(f"{key}: run {old!r}, variant {new!r}" for key, (old, new) in changes.items())
+                         + "): remove it, or give the variant another name")
     if pipeline.wall_time >= 60 * minutes:
         pipeline.close()
         return
@@ -114,7 +122,9 @@ def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool 
 
 def rate_variant(config: Config, run_dir: Path, opponents: Sequence[str], games: int, seed: int,
                  workers: int = 1, progress: bool = False) -> list[dict]:
-    """The run's final checkpoint against each opponent, searching as the run's self-play did."""
+    """The run's final checkpoint against each opponent, with the search rules of the run's
+    self-play (forced moves, VCF, VCT) and leaves a net call; the play's own budgets (c_puct 5,
+    the solvers' node budgets, the deep checks) are the az player's."""
     from gomoku.game.arena import evaluate
     from gomoku.training.pipeline import CHECKPOINT
 
@@ -122,7 +132,7 @@ def rate_variant(config: Config, run_dir: Path, opponents: Sequence[str], games:
     spec = f"az:{run_dir / CHECKPOINT}:{config.eval.n_playout}"
     results = evaluate(spec, opponents, games, seed=seed, width=b.width, height=b.height, n_in_row=b.n_in_row,
                        progress=progress, workers=workers, leaves_per_step=s.leaves_per_step,
-                       forced_moves=s.forced_moves, vcf=s.vcf)
+                       forced_moves=s.forced_moves, vcf=s.vcf, vct=s.vct)
     return [result.to_dict() for result in results]
 
 

@@ -35,8 +35,8 @@ def _check_range(value: float, low: float, high: float, key: str) -> None:
 # is an error naming the key instead of an allocation that fails (or a run that never ends).
 MAX_SEED = 2**32 - 1
 MAX_BOARD = 32  # the Gomocup protocol's largest board
-MAX_CHANNELS = 1024
-MAX_BLOCKS = 64
+MAX_CHANNELS = 512  # the net's own bounds (nets.model, which imports torch: tests/test_config_symmetry.py
+MAX_BLOCKS = 40  # checks that they agree)
 MAX_PLAYOUTS = 100_000
 MAX_PARALLEL = 4096  # workers, games a worker advances together
 MAX_GAMES = 10**9
@@ -258,8 +258,13 @@ def _convert(value: Any, expected: type, key: str) -> Any:
                 pass
         _check(isinstance(value, (int, float)) and not isinstance(value, bool), key,
                f"expected a number, got {value!r}")
-        _check(math.isfinite(value), key, f"expected a finite number, got {value!r}")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past any float
+            number = math.inf
+        text = repr(value) if len(repr(value)) <= 20 else repr(value)[:20] + "..."
+        _check(math.isfinite(number), key, f"expected a finite number, got {text}")
+        return number
     if expected is str:
         _check(isinstance(value, str), key, f"expected a string, got {value!r}")
         return value

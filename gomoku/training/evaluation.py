@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 CURRENT_MODEL = "current.pt"  # the model at the last evaluation
 BEST_MODEL = "best.pt"  # the best model so far (eval.select_by)
+PENDING = ".pending-"  # a model file written before its iteration's commit: NAME.pending-ITERATION
 NO_SCORE = -1.0  # the best opponents' score before any evaluation against eval.opponents
 
 
@@ -162,16 +163,37 @@ def evaluate(actors, e: EvalSection, ladder: LadderState, seed: int,
     return judge(e, ladder, ladder_match, others)
 
 
+def pending_model(run_dir: Path, name: str, iteration: int) -> Path:
+    """Where iteration ``iteration``'s model file ``name`` waits for its iteration's commit."""
+    return run_dir / f"{name}{PENDING}{iteration:06d}"
+
+
 def write_model_files(run_dir: Path, net, n_in_row: int, report: EvalReport, iteration: int, games: int,
                       writing) -> None:
-    """current.pt, and best.pt when the report says so (each atomically, inside ``writing(path)``)."""
+    """current.pt, and best.pt when the report says so, as files pending the iteration's commit
+    (each atomically, inside ``writing(path)``): ``promote_model_files`` puts them in place."""
     from nets import save_model
 
-    with writing(run_dir / CURRENT_MODEL):
-        save_model(run_dir / CURRENT_MODEL, net, n_in_row=n_in_row, iteration=iteration, games=games)
+    current = pending_model(run_dir, CURRENT_MODEL, iteration)
+    with writing(current):
+        save_model(current, net, n_in_row=n_in_row, iteration=iteration, games=games)
     if report.new_best:
-        score = report.opponents_score
-        with writing(run_dir / BEST_MODEL):
-            save_model(run_dir / BEST_MODEL, net, n_in_row=n_in_row, iteration=iteration, games=games,
+        score, best = report.opponents_score, pending_model(run_dir, BEST_MODEL, iteration)
+        with writing(best):
+            save_model(best, net, n_in_row=n_in_row, iteration=iteration, games=games,
                        eval_pure_playouts=report.pure_playouts, eval_score=report.ladder.score,
                        eval_opponents_score=NO_SCORE if score is None else score)
+
+
+def promote_model_files(run_dir: Path, committed: int) -> None:
+    """Put the pending model files of iterations up to ``committed`` (the checkpoint's) in place,
+    oldest first, and delete those of later iterations: a kill between an evaluation's model files
+    and its iteration's checkpoint leaves no best.pt the run has not committed."""
+    pending = sorted((int(path.name.rpartition(PENDING)[2]), path) for name in (CURRENT_MODEL, BEST_MODEL)
+                     for path in run_dir.glob(f"{name}{PENDING}*"))
+    for iteration, path in pending:
+        if iteration <= committed:
+            path.replace(run_dir / path.name.rpartition(PENDING)[0])
+        else:
+            log.warning("dropping %s: its iteration was not committed", path.name)
+            path.unlink()

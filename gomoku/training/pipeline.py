@@ -10,8 +10,9 @@ the samples each iteration added to the replay buffer (the newest shards that th
 ``best.pt`` of the last evaluation (gomoku.training.evaluation).
 
 Who plays the games is an ``Actors`` (gomoku.training.actors: this process, worker processes or
-Ray actors). An iteration is committed in this order: shard, metrics line, model files,
-checkpoint (all atomic or flushed, with SIGINT/SIGTERM held off until done). A resume trusts the
+Ray actors). An iteration is committed in this order: shard, metrics line, model files (pending),
+checkpoint, the model files put in place (all atomic or flushed, with SIGINT/SIGTERM held off
+until done). A resume trusts the
 checkpoint and drops any shard or metrics record past its iteration, so a kill at any instant
 loses at most the iteration in flight, which is played again (its evaluation and model files
 too); see ``_commit`` and ``_load``.
@@ -33,7 +34,7 @@ from gomoku.training.actors import Actors, check_device, draw_seed, make_actors,
 from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
-from gomoku.training.evaluation import BEST_MODEL, EvalReport, evaluate, write_model_files
+from gomoku.training.evaluation import BEST_MODEL, EvalReport, evaluate, promote_model_files, write_model_files
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from gomoku.training.metrics import METRICS, IterationRecord, TrainStats
 from gomoku.training.progress import RunProgress, RunTarget, format_duration
@@ -51,6 +52,7 @@ CHECKPOINT = "checkpoint.pt"
 BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardStore)
 LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 CONFIG = "config.yaml"
+FLOAT_SLACK = 1e-9  # so that 0.29 updates a game over 100 games count 29 (0.29 * 100 is 28.999999999999996)
 
 
 class TrainingDiverged(RuntimeError):
@@ -217,6 +219,7 @@ class TrainPipeline:
                         ", ".join(map(str, later)), self.iteration)
             self.shards.remove(later)
         repair_metrics(self.run_dir / METRICS, self.iteration)
+        promote_model_files(self.run_dir, self.iteration)
         self._load_buffer(payload.get("buffer_total"))
         if (self.run_dir / CONFIG).exists():
             try:
@@ -257,14 +260,16 @@ class TrainPipeline:
         self.buffer.add(*samples)
         return start, samples
 
-    def _n_updates(self, games: int, samples: int) -> int:
-        """Updates after an iteration that added ``samples`` (augmented) to the buffer:
-        ``updates_per_game`` per game (the classic), or with ``sample_reuse`` > 0 enough to train
-        on each new sample that many times."""
+    def _n_updates(self, games_before: int, games_after: int, samples: int) -> int:
+        """Updates after an iteration that took the run from ``games_before`` to ``games_after``
+        games and added ``samples`` (augmented) to the buffer: ``updates_per_game`` per game (the
+        classic; a fraction carries over, so 0.4 a game is 2 updates every 5 games), or with
+        ``sample_reuse`` > 0 enough to train on each new sample that many times."""
         t = self.config.train
         if t.sample_reuse > 0:
             return max(1, round(t.sample_reuse * samples / (t.batch_size * t.epochs)))
-        return round(t.updates_per_game * games)
+        due = lambda games: math.floor(t.updates_per_game * games + FLOAT_SLACK)  # noqa: E731
+        return due(games_after) - due(games_before)
 
     def train(self, n_updates: int) -> TrainStats:
         t = self.config.train
@@ -315,7 +320,7 @@ class TrainPipeline:
         games = before.games_played + len(played.games)
         train_start = time.perf_counter()
         enough = len(self.buffer) >= c.train.batch_size
-        stats = self.train(self._n_updates(len(played.games), len(samples[2])) if enough else 0)
+        stats = self.train(self._n_updates(before.games_played, games, len(samples[2])) if enough else 0)
         train_s = time.perf_counter() - train_start
         self._check_finite(stats)
         fault_point("train")
@@ -349,10 +354,11 @@ class TrainPipeline:
     def _commit(self, state: RunState, record: IterationRecord, start: int,
                 samples: tuple[np.ndarray, np.ndarray, np.ndarray], report: EvalReport | None) -> None:
         """Make the iteration durable, in an order that leaves the run resumable after a kill at
-        any instant: its replay-buffer shard, its metrics line, the model files of its evaluation,
-        then the checkpoint (the commit point: a resume drops shards and records past the
-        checkpoint's iteration and plays the iteration again, its evaluation too), then the
-        clean-up (config.yaml, shards the buffer no longer holds). Signals wait until it is done."""
+        any instant: its replay-buffer shard, its metrics line, the model files of its evaluation
+        (pending), then the checkpoint (the commit point: a resume drops shards, records and
+        pending model files past the checkpoint's iteration and plays the iteration again, its
+        evaluation too), then the model files put in place and the clean-up (config.yaml, shards
+        the buffer no longer holds). Signals wait until it is done."""
         with deferred_signals():
             fault_point("commit")
             if len(samples[2]):
@@ -366,6 +372,8 @@ class TrainPipeline:
                 write_model_files(self.run_dir, self.net, self.config.board.n_in_row, report, state.iteration,
                                   state.games_played, writing)
             self.save(state)
+            fault_point("models")
+            promote_model_files(self.run_dir, state.iteration)
             self._resume_note = None
             with writing(self.run_dir / CONFIG):
                 self._write_config()
