@@ -145,10 +145,13 @@ def test_full_games_against_a_random_mover(engine_factory):
 def test_board_command_and_takeback(engine_factory):
     engine = engine_factory("--opponent", "pure:200", "--seed", "2")
     assert engine.ask("START 9") == "OK"
-    # Engine moved first (two stones each), listed out of order and with a who=3 mark.
-    stones = [(4, 4, 1), (3, 3, 2), (5, 5, 1), (0, 8, 3), (2, 6, 2)]
+    # Engine moved first (two stones each), listed out of order.
+    stones = [(4, 4, 1), (3, 3, 2), (5, 5, 1), (2, 6, 2)]
     answer = engine.ask("BOARD", *(f"{x},{y},{w}" for x, y, w in stones), "DONE")
     parse_move(rebuild_board(9, 9, [40, 50], [30, 56]), answer)
+    # A who=3 mark (a five of a continuous game, a forbidden point): refused, not taken for empty.
+    marked = engine.ask("BOARD", *(f"{x},{y},{w}" for x, y, w in stones), "0,8,3", "DONE")
+    assert marked.startswith("ERROR BOARD: line '0,8,3': who 3 marks a five of a continuous game"), marked
     # Engine moved second (one stone fewer).
     answer = engine.ask("BOARD", "4,4,2", "0,0,1", "8,8,2", "DONE")
     parse_move(rebuild_board(9, 9, [0], [40, 80]), answer)
@@ -229,6 +232,18 @@ def test_rules_other_than_freestyle_are_refused(engine_factory):
     assert engine.ask("INFO rule 8").startswith("ERROR")  # caro
     engine.send("INFO rule 2")  # continuous game: freestyle play is fine, no answer
     assert engine.ask("ABOUT") == ABOUT
+    first = engine.ask("BEGIN")
+    parse_move(Board(), first)
+    # A TURN refused for its rule puts no stone on: sent again under a playable rule, it is played.
+    assert engine.ask("INFO rule 4").startswith("ERROR")
+    free = "0,0" if first != "0,0" else "8,8"
+    assert engine.ask(f"TURN {free}").startswith("ERROR rule 4")
+    engine.send("INFO rule 0")
+    assert not engine.ask(f"TURN {free}").startswith("ERROR")
+    # A refused START leaves no game: BEGIN is refused too, until a START that is answered OK.
+    assert engine.ask("START 40").startswith("ERROR")
+    assert engine.ask("BEGIN").startswith("ERROR")
+    assert engine.ask("START 9") == "OK"
     parse_move(Board(), engine.ask("BEGIN"))
 
 
@@ -602,6 +617,8 @@ def test_max_memory_bounds_the_search_tree():
     assert sum(a.nbytes for a in arrays) <= engine.tree_bytes() * 1.01
     engine.handle_line(f"INFO max_memory {engine._base_memory // 2}")  # less than the process takes
     assert engine.tree_bytes() == engine_module.MIN_TREE_BYTES
+    engine.handle_line("INFO max_memory 100000000000000")  # 100 TB: the default stays, no failed allocation
+    assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
     engine.handle_line("INFO max_memory 0")  # no limit: the default budget
     assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
 

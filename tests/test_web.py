@@ -652,6 +652,22 @@ def _assert_page_net_matches_torch(net, site: Path, sizes: tuple[int, ...]) -> l
 
 
 @needs_node
+def test_page_search_of_one_position_again_and_again_matches_python(site):
+    """The same position searched six times by one search (the page: undo and the same move again;
+    New game as White): the tree grows while another search fits, then starts afresh, as in Python."""
+    sequence = [[40, 41]] * 6
+    answer = run_node(site, {"search": [{"moves": sequence, "playouts": 50, "evaluator": "formula",
+                                         "config": _js_config({})}]})["search"][0]
+    search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=50), rng=np.random.default_rng(0))
+    totals = []
+    for moves, js in zip(sequence, answer):
+        result = search.search([Board.from_moves(moves)])[0]
+        assert np.array_equal(np.array(js["visits"]), result.visits)
+        totals.append(int(result.visits.sum()))
+    assert totals == [49, 99, 149, 49, 99, 149]
+
+
+@needs_node
 def test_page_search_and_players_at_15x15_match_python(pooled_site):
     _, site = pooled_site
     sequence = game_prefixes(_positions(15, 4, seed=5)[-1], 10, 3)

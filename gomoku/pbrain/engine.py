@@ -166,6 +166,7 @@ class PbrainEngine:
     # ------------------------------------------------------------------ commands
     def _cmd_start(self, record: StartRecord) -> None:
         width, height = record.width, record.height
+        self.board = None  # a refused START leaves no game to play on
         if not (MIN_SIZE <= width <= MAX_SIZE and MIN_SIZE <= height <= MAX_SIZE):
             raise ProtocolError(f"board {width}x{height} not supported: sizes {MIN_SIZE} to {MAX_SIZE} only")
         self.loading = True
@@ -175,12 +176,15 @@ class PbrainEngine:
                 self.message(loaded.message)
             self.loaded, self.player = loaded, loaded.player
             self._base_memory = resident_bytes() if not loaded.warmed else self._base_memory
+            self.board = Board(width, height, N_IN_ROW)  # the memory limits are sized for this board
             self._limit_memory()
             loaded.warm_up(width, height)
             self.player.reset()
-            self.board = Board(width, height, N_IN_ROW)
             self._board_lines = None
             self.write("OK")
+        except BaseException:
+            self.board = None
+            raise
         finally:
             self.loading = False
 
@@ -199,6 +203,7 @@ class PbrainEngine:
     def _cmd_turn(self, record: Turn) -> None:
         board = self._require_board()
         move = self._move(record, "TURN")
+        self._check_rule()  # before the stone goes on: a refused TURN changes nothing
         self._check_playable(board)
         board.do_move(move)
         self._play()
@@ -259,6 +264,11 @@ class PbrainEngine:
             raise ProtocolError(f"{command} {record.x},{record.y}: that point is already occupied")
         return move
 
+    def _check_rule(self) -> None:
+        bad = unsupported_rule(self.rule)
+        if bad:
+            raise ProtocolError(f"rule {self.rule} ({', '.join(bad)}) is not supported; send INFO rule 0")
+
     def _check_playable(self, board: Board) -> None:
         ended, winner = board.game_end()
         if ended:
@@ -268,9 +278,7 @@ class PbrainEngine:
     def _play(self) -> None:
         """Choose, play and announce the engine's move on ``self.board``."""
         board = self._require_board()
-        bad = unsupported_rule(self.rule)
-        if bad:
-            raise ProtocolError(f"rule {self.rule} ({', '.join(bad)}) is not supported; send INFO rule 0")
+        self._check_rule()
         self._check_playable(board)
         move = self.choose_move(board)
         board.do_move(move)
@@ -323,10 +331,11 @@ class PbrainEngine:
         return None if limit is None else max(MIN_THINK, limit - max(HARD_MIN, HARD_SHARE * limit))
 
     def tree_bytes(self) -> int:
-        """The search tree's memory budget: from INFO max_memory (0: no limit) or the default."""
+        """The search tree's memory budget: the default, lowered by INFO max_memory (0: no limit;
+        a larger one does not raise it: a tree past the machine's memory fails to allocate)."""
         if not self.max_memory or self.max_memory <= 0:
             return DEFAULT_TREE_BYTES
-        return max(MIN_TREE_BYTES, int(TREE_SHARE * (self.max_memory - self._base_memory)))
+        return max(MIN_TREE_BYTES, min(DEFAULT_TREE_BYTES, int(TREE_SHARE * (self.max_memory - self._base_memory))))
 
     def _limit_memory(self) -> None:
         """The tree within ``tree_bytes()``, and the evaluation cache within a quarter of that

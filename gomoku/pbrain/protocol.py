@@ -29,7 +29,8 @@ MAX_SIZE = 32  # the search's per-node arrays grow with the board; Gomocup uses 
 MAX_LINE_BYTES = 4096  # a longer line is not a command: it is answered with ERROR and skipped
 
 # Rule bits of INFO rule. Bit 2 (continuous game) only says the manager may go on after a line
-# of five; it does not change what a move is worth, so freestyle play is right for it.
+# of five; it does not change what a move is worth, so freestyle play is right for it up to the
+# first five (after it, moves are answered with ERROR: the engine has no blocked points).
 RULE_EXACTLY_FIVE = 1
 RULE_CONTINUOUS = 2
 RULE_RENJU = 4
@@ -232,7 +233,8 @@ def parse_pair(text: str, error: str) -> tuple[int, int]:
 
 def parse_stones(lines: list[str], board: Board) -> tuple[list[int], list[int], list[int]]:
     """The moves of the engine's stones, of the opponent's, and the 1/2 order in which the lines
-    gave them, from the lines of a BOARD block on ``board``'s size (who 3, a mark, is skipped)."""
+    gave them, from the lines of a BOARD block on ``board``'s size. Who 3 marks a stone of a five
+    in a continuous game (or a renju forbidden point): a game this engine does not play on."""
     own: list[int] = []
     theirs: list[int] = []
     order: list[int] = []
@@ -243,7 +245,8 @@ def parse_stones(lines: list[str], board: Board) -> tuple[list[int], list[int], 
             raise ProtocolError(f"BOARD: malformed line {text!r} (expected x,y,who); position unchanged")
         x, y, who = (int(g) for g in match.groups())
         if who == 3:
-            continue  # a winning-line or forbidden-point mark, not a stone
+            raise ProtocolError(f"BOARD: line {text!r}: who 3 marks a five of a continuous game (or a forbidden "
+                                f"point), which this engine does not play on; position unchanged")
         if who not in (1, 2):
             raise ProtocolError(f"BOARD: line {text!r}: who must be 1, 2 or 3; position unchanged")
         move = move_at(board, x, y, f"BOARD line {text!r}")

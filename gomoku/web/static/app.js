@@ -116,6 +116,7 @@
   // ------------------------------------------------------------------ game flow
   function play(move) {
     state.board.doMove(move);
+    state.evaluationId = null;  // an evaluation asked before this move is of another position
     update();
   }
 
@@ -174,6 +175,7 @@
     state.human = Number(ui.side.value);
     state.searchEstimate = false;
     state.lastTiming = null;
+    state.evaluationId = null;
     setEstimate(1, 0, "win estimate");
     update();
   }
@@ -189,6 +191,7 @@
       board.undoMove();
     } while (colour !== state.human);
     state.searchEstimate = false;
+    state.evaluationId = null;
     update();
   }
 

@@ -135,7 +135,9 @@
         node = NO_CHILD;
       }
       if (node === NO_CHILD) this.nNodes = 0;
-      else if (moves.length !== old.length) this._compact(node);
+      else if (moves.length === old.length) {  // the same position again: its tree grows while another search fits
+        if (this.nNodes + this.config.nPlayout + 1 > this.capacity) this.nNodes = 0;
+      } else this._compact(node);
       this.rootMoves = moves;
       this.rootCells.fill(0);
       moves.forEach((m, i) => { this.rootCells[m] = i % 2 === 0 ? 1 : 2; });
