@@ -78,7 +78,7 @@ def deferred_signals() -> Iterator[None]:
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
                  before_replace: Callable[[], None] | None = None) -> None:
     """Write a file atomically: ``write(handle)`` into a temp file in the same folder, flushed to
-    disk, then ``os.replace``. SIGINT/SIGTERM wait until it is done; on any error the temp file
+    disk, then ``os.replace`` (the folder flushed after it). SIGINT/SIGTERM wait until it is done; on any error the temp file
     is removed. ``before_replace`` runs between the two (a fault-injection point for tests)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,6 +97,19 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries to disk (the rename above survives a power cut too); where folders
+    cannot be opened (Windows), the rename is all there is."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def on_cpu(value):

@@ -14,6 +14,7 @@ dependencies of the package, imported only when used.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import io
 import json
@@ -137,7 +138,7 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
     if isinstance(opset, bool) or not isinstance(opset, int) or opset not in OPSETS:
         raise OnnxExportError(f"opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {opset!r}")
     config: NetConfig = net.config
-    net = net.to("cpu").eval()
+    net = _cpu_copy(net)
     example = torch.from_numpy(random_planes(config, 2, np.random.default_rng(0)))
     kind = _exporter(exporter)
     model = None
@@ -297,6 +298,11 @@ def onnx_session(model: str | os.PathLike | bytes, threads: int = 1):
                               f"{first_line(error)}") from error
 
 
+def _cpu_copy(net: nn.Module) -> nn.Module:
+    """A copy of ``net`` on the CPU in eval mode: the caller's net (training, on a GPU) is left as it is."""
+    return copy.deepcopy(net).to("cpu").eval()
+
+
 def check_onnx(net: nn.Module, model: str | os.PathLike | bytes, batch_sizes=CHECK_BATCH_SIZES,
                tolerance: float = CHECK_TOLERANCE, seed: int = 0) -> CheckReport:
     """Compare the exported model (a path or the serialised bytes) with ``net`` on random boards
@@ -304,7 +310,7 @@ def check_onnx(net: nn.Module, model: str | os.PathLike | bytes, batch_sizes=CHE
     if not batch_sizes or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in batch_sizes):
         raise ValueError(f"the check's batch sizes must be positive integers, got {list(batch_sizes)}")
     session = onnx_session(model)
-    net = net.to("cpu").eval()
+    net = _cpu_copy(net)
     rng = np.random.default_rng(seed)
     policy_diffs, value_diffs = [], []
     for size in check_sizes(net.config):

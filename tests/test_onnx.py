@@ -318,3 +318,12 @@ def test_one_loader_keeps_a_files_export_until_the_file_changes(exported):
     with pytest.raises(ValueError, match="runtime must be one of auto, torch, onnx"):
         load_evaluator(model_pt, runtime="tpu")
     forget_exports()
+
+
+def test_export_and_check_leave_the_callers_net_as_it_was():
+    from nets.onnx_export import onnx_bytes
+
+    net = build_net(NetConfig())
+    net.train()
+    check_onnx(net, onnx_bytes(net))
+    assert net.training  # a training net stays in training mode (and on its device)
