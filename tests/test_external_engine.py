@@ -4,8 +4,10 @@ and small fake engines (scripts written here) that crash, stay silent, answer la
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,19 +16,23 @@ import pytest
 from gomoku.game.arena import ForfeitReason, evaluate, play_game, play_match
 from gomoku.game.board import Board
 from gomoku.players import RandomPlayer, make_player
-from gomoku.players.external import PbrainPlayer
+from gomoku.game.forfeit import Forfeit
+from gomoku.players.external import READ_BYTES, STDERR_LINE_BYTES, PbrainPlayer, _pump
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WRAPPER = REPO_ROOT / "scripts" / "pbrain-gomoku-zero"
 
 # A fake engine: plays the first empty point it knows of, except that at its ``BAD_AT``-th move
-# it misbehaves as ``MODE`` says. It logs every line it reads to ``LOG`` (to check the protocol).
+# it misbehaves as ``MODE`` says. It logs every line it reads to ``LOG`` (to check the protocol),
+# writes its process id to ``LOG.pid`` and ends its answers with ``EOL``.
 FAKE = textwrap.dedent("""\
-    import sys, time
-    MODE, BAD_AT, LOG = {mode!r}, {bad_at}, {log!r}
+    import os, sys, time
+    MODE, BAD_AT, LOG, EOL = {mode!r}, {bad_at}, {log!r}, {eol!r}
     size, taken, moves = 9, set(), 0
+    with open(LOG + ".pid", "w") as pid:
+        pid.write(str(os.getpid()))
     def answer(text):
-        sys.stdout.write(text + "\\n"); sys.stdout.flush()
+        sys.stdout.write(text + EOL); sys.stdout.flush()
     def play():
         global moves
         moves += 1
@@ -37,6 +43,10 @@ FAKE = textwrap.dedent("""\
             if MODE == "occupied": return answer("%d,%d" % min(taken, default=(0, 0)))
             if MODE == "garbage": return answer("ERROR I am confused")
             if MODE == "offboard": return answer("%d,0" % size)
+        if MODE == "chatty":  # 4 MB of stderr a move, in lines of 1 MB
+            for _ in range(4):
+                sys.stderr.write("x" * 2**20 + "\\n")
+            sys.stderr.flush()
         answer("DEBUG thinking")
         point = next((x, y) for y in range(size) for x in range(size) if (x, y) not in taken)
         taken.add(point)
@@ -56,6 +66,9 @@ FAKE = textwrap.dedent("""\
                 taken.add((x, y))
         elif word == "START":
             size = int(line.split()[1]); taken.clear(); answer("OK")
+        elif word == "RESTART":
+            taken.clear()
+            answer("ERROR no RESTART here" if MODE == "norestart" else "OK")
         elif word == "BEGIN":
             play()
         elif word == "TURN":
@@ -68,9 +81,9 @@ FAKE = textwrap.dedent("""\
     """)
 
 
-def fake_engine(tmp_path: Path, mode: str = "good", bad_at: int = 0) -> tuple[Path, Path]:
+def fake_engine(tmp_path: Path, mode: str = "good", bad_at: int = 0, eol: str = "\n") -> tuple[Path, Path]:
     script, log = tmp_path / f"fake_{mode}.py", tmp_path / f"fake_{mode}.log"
-    script.write_text(FAKE.format(mode=mode, bad_at=bad_at, log=str(log)))
+    script.write_text(FAKE.format(mode=mode, bad_at=bad_at, log=str(log), eol=eol))
     return script, log
 
 
@@ -155,6 +168,149 @@ def test_an_engine_that_cannot_start_forfeits(tmp_path, players):
     engine = players(str(tmp_path / "no-such-engine"), 300)
     record = play_game(RandomPlayer(np.random.default_rng(3)), engine)
     assert record.forfeit.reason is ForfeitReason.CRASHED and record.winner == 1 and len(record.moves) == 1
+
+
+@pytest.mark.parametrize("eol", ["\r", "\r\n"])
+def test_answers_may_end_with_cr_or_cr_lf(tmp_path, players, eol):
+    script, _ = fake_engine(tmp_path, eol=eol)
+    record = play_game(players(str(script), 500), RandomPlayer(np.random.default_rng(5)))
+    assert record.forfeit is None and record.board().game_end()[0]
+
+
+class Pipe:
+    """A pipe's read end that hands out ``chunks`` (at most ``n`` bytes a read), counting reads."""
+
+    def __init__(self, *chunks: bytes):
+        self.chunks, self.reads = [chunk for chunk in chunks if chunk], 0
+
+    def read(self, n: int) -> bytes:
+        self.reads += 1
+        if not self.chunks:
+            return b""
+        chunk, self.chunks[0] = self.chunks[0][:n], self.chunks[0][n:]
+        if not self.chunks[0]:
+            self.chunks.pop(0)
+        return chunk
+
+
+def test_the_pump_splits_lines_on_crlf_lf_and_cr_and_cuts_long_ones():
+    got: list[bytes | None] = []
+    # CR LF split across two reads is one line end; CR CR LF is a line end, then an empty line.
+    _pump(Pipe(b"OK\r", b"\n1,2\r\n\r\n3,4\r5,6\n", b"7,", b"8\r", b"\r\n9,9"), got.append, 100)
+    assert got == [b"OK", b"1,2", b"", b"3,4", b"5,6", b"7,8", b"", b"9,9", None]
+    got.clear()
+    _pump(Pipe(b"abcdefgh", b"ij\nklmnop", b"q\rr"), got.append, 4)
+    assert got == [b"abcd", b"klmn", b"r", None]
+    # Read in chunks: a 1 MB line takes a read per READ_BYTES (and one for the end), not one a byte.
+    got.clear()
+    pipe = Pipe(b"x" * 2**20 + b"\n")
+    _pump(pipe, got.append, 10)
+    assert got == [b"x" * 10, None] and pipe.reads == 2**20 // READ_BYTES + 2
+
+
+def test_a_chatty_engine_is_heard_and_its_stderr_lines_are_cut(tmp_path, players):
+    script, _ = fake_engine(tmp_path, "chatty")
+    engine = players(str(script), 1000)
+    record = play_game(engine, RandomPlayer(np.random.default_rng(6)))  # 4 MB of stderr a move
+    assert record.forfeit is None and record.board().game_end()[0]
+    kept = list(engine._stderr)
+    assert kept and all(line == "x" * STDERR_LINE_BYTES for line in kept)
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie nobody reaped yet counts as ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg") or not os.path.exists("/bin/sh"), reason="POSIX process groups")
+def test_an_engine_behind_a_wrapper_is_killed_with_its_children(tmp_path, players):
+    script, log = fake_engine(tmp_path, "silent", bad_at=2)
+    wrapper = tmp_path / "pbrain-wrapped"  # runs the engine as its child: no exec
+    wrapper.write_text(f'#!/bin/sh\n"{sys.executable}" "{script}"\n')
+    wrapper.chmod(0o755)
+    engine = players(str(wrapper), 300, silent_wait=0.5)
+    record = play_game(engine, RandomPlayer(np.random.default_rng(7)))
+    assert record.forfeit.reason is ForfeitReason.SILENT and engine.process is None
+    pid = int(Path(str(log) + ".pid").read_text())
+    deadline = time.monotonic() + 10  # SIGKILL was sent; give a busy machine time to deliver it
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid)
+    while engine._lines.get(timeout=10)[1] is not None:  # its output ended: the pump is done
+        pass
+
+
+def test_without_process_groups_the_engine_itself_is_killed(tmp_path, players, monkeypatch):
+    monkeypatch.delattr(os, "killpg", raising=False)
+    script, _ = fake_engine(tmp_path, "silent", bad_at=2)
+    engine = players(str(script), 300, silent_wait=0.5)
+    engine.get_action(Board())
+    process = engine.process
+    with pytest.raises(Forfeit):
+        engine.get_action(Board.from_moves([0, 40]))
+    assert engine.process is None and process.returncode == -signal.SIGKILL
+
+
+def test_a_board_the_protocol_does_not_play_is_refused_before_any_game(tmp_path):
+    script, log = fake_engine(tmp_path)
+    player = PbrainPlayer(str(script), 300)
+    player.check_board(Board(9, 9, 5))
+    player.check_board(Board(9, 7, 5))  # a rectangle: RECTSTART
+    with pytest.raises(ValueError, match="five in a row.*not 4"):
+        player.check_board(Board(9, 9, 4))
+    for player_spec, opponent in ((f"pbrain:{script}:300", "random"), ("random", f"pbrain:{script}:300")):
+        with pytest.raises(ValueError, match="five in a row.*not 6"):
+            evaluate(player_spec, [opponent], games=1, n_in_row=6)
+    assert player.process is None and not log.exists()  # the engine never started
+
+
+def test_a_position_that_does_not_follow_is_sent_after_restart(tmp_path, players):
+    script, log = fake_engine(tmp_path)
+    engine = players(str(script), 500)
+    board = Board()
+    assert engine.get_action(board) == 0  # BEGIN: the fake plays 0,0
+    board.do_move(0)
+    board.do_move(40)
+    assert engine.get_action(board) == 1  # TURN 4,4: 1,0
+    board.undo_move()  # taken back (as in the play window): 4,4 and the engine's answer
+    board.do_move(50)
+    assert engine.get_action(board) == 1  # the engine's game has stones: RESTART, then BOARD
+    assert engine.get_action(Board()) == 0  # back to the empty board: RESTART, then BEGIN
+    assert log.read_text().splitlines()[5:] == ["BEGIN", "TURN 4,4", "RESTART", "BOARD", "0,0,1", "5,5,2", "DONE",
+                                                "RESTART", "BEGIN"]
+
+
+def test_an_engine_that_refuses_restart_forfeits(tmp_path, players):
+    script, _ = fake_engine(tmp_path, "norestart")
+    engine = players(str(script), 500)
+    engine.get_action(Board())
+    with pytest.raises(Forfeit) as raised:
+        engine.get_action(Board.from_moves([40]))
+    assert raised.value.reason is ForfeitReason.ILLEGAL and "RESTART answered" in raised.value.detail
+    assert engine.process is None
+
+
+def test_our_engine_is_sent_restart_after_a_take_back(players):
+    """Our engine refuses BEGIN on a board with stones: a take-back to the empty board needs RESTART."""
+    engine = players(str(REPO_ROOT / "scripts" / "pbrain.py"), 1000, args=("--opponent", "heuristic", "--no-report"))
+    board = Board()
+    first = engine.get_action(board)
+    board.do_move(first)
+    board.do_move(next(move for move in board.availables if move != first))
+    board.do_move(engine.get_action(board))  # TURN
+    board.undo_move()
+    board.undo_move()
+    board.do_move(next(move for move in reversed(board.availables)))
+    assert board.stone(engine.get_action(board)) == 0  # RESTART, BOARD
+    assert engine.get_action(Board()) == first  # RESTART, BEGIN: the same opening move
+    assert engine._alive()
 
 
 @pytest.mark.skipif(not os.access(WRAPPER, os.X_OK), reason="scripts/pbrain-gomoku-zero is not executable")

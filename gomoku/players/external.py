@@ -6,7 +6,10 @@
 that answers late, says nothing, crashes or answers with something that is not a legal move
 raises ``Forfeit``: ``play_game`` scores the game as lost and records why. After a forfeit the
 process is ended and the next game starts a fresh one. ``close`` sends ``END`` and kills the
-process when it has not gone after a grace period.
+process when it has not gone after a grace period. The engine runs in a process group of its own
+(POSIX), which is killed whole: an engine behind a wrapper script that does not ``exec`` goes too.
+A position that does not follow from the engine's game (a take-back) is sent after ``RESTART``.
+Answers may end with CR LF, LF or CR, as the protocol allows.
 
 Coordinates follow the protocol: 0-based ``x`` (column), ``y`` (row), ``move = y * width + x``.
 """
@@ -15,8 +18,10 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -36,8 +41,13 @@ SILENT_WAIT = 1.0  # seconds more to wait for a late answer before calling the e
 END_GRACE = 1.0  # seconds the engine has to exit after END before it is killed
 CRASH_WAIT = 0.5  # seconds to wait for the exit code of an engine whose output ended
 STDERR_LINES = 20  # the engine's last stderr lines kept for a crash report
+STDERR_LINE_BYTES = 300  # a longer stderr line is cut to this for the crash report
+MAX_LINE_BYTES = 4096  # a longer line on stdout is cut to this (no answer is that long)
+READ_BYTES = 65536  # the pipes are read in chunks of up to this: a chatty engine costs few system calls
+N_IN_ROW = 5  # the protocol's games are five in a row (INFO rule 0: freestyle)
 GAME_TYPE_AI = 1  # INFO game_type: the opponent is another engine
 _MOVE = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
+_LINE_END = re.compile(rb"\r\n|\r|\n")  # what a brain may end its lines with
 _CHATTER = ("MESSAGE", "DEBUG", "SUGGEST")  # lines an engine may send besides its answer
 _PLAYOUTS = re.compile(r"(\d+) playouts")  # "MESSAGE ... N playouts ..." (gomoku-zero's --report)
 
@@ -71,6 +81,12 @@ class PbrainPlayer(Player):
         self.last_playouts: int | None = None
 
     # ------------------------------------------------------------------ Player
+    def check_board(self, board: Board) -> None:
+        """Raise ValueError for a rule the protocol does not play: its games are five in a row
+        (any size: ``START`` for a square, ``RECTSTART`` for a rectangle)."""
+        if board.n_in_row != N_IN_ROW:
+            raise ValueError(f"{self.name}: the pbrain protocol plays five in a row, not {board.n_in_row}")
+
     def reset(self) -> None:
         self._known = None  # the next move starts a new game (START)
 
@@ -113,24 +129,25 @@ class PbrainPlayer(Player):
 
     def _start_process(self) -> None:
         self.close()
-        self._lines = queue.Queue()
-        self._stderr.clear()
+        self._lines = lines = queue.Queue()
+        self._stderr = stderr = collections.deque(maxlen=STDERR_LINES)  # a dying engine's pump keeps its own
         try:
+            # A session of its own: its process group is killed with it (a wrapper's children too).
             process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, bufsize=0)
+                                       stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
         except OSError as error:
             raise Forfeit(ForfeitReason.CRASHED, f"cannot start {self.command[-1]}: {error}") from error
         self.process = process
         self._finalizer = weakref.finalize(self, _kill, process)
-        lines = self._lines
-        threading.Thread(target=_pump, args=(process.stdout, lambda line: lines.put((time.monotonic(), line))),
-                         daemon=True, name="pbrain-out").start()
-        threading.Thread(target=_pump, args=(process.stderr, self._keep_stderr), daemon=True,
-                         name="pbrain-err").start()
 
-    def _keep_stderr(self, line: bytes | None) -> None:
-        if line is not None:
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+        def keep_stderr(line: bytes | None) -> None:
+            if line is not None:
+                stderr.append(line.decode("utf-8", "replace").rstrip())
+
+        threading.Thread(target=_pump, args=(process.stdout, lambda line: lines.put((time.monotonic(), line)),
+                                             MAX_LINE_BYTES), daemon=True, name="pbrain-out").start()
+        threading.Thread(target=_pump, args=(process.stderr, keep_stderr, STDERR_LINE_BYTES), daemon=True,
+                         name="pbrain-err").start()
 
     def _send(self, *lines: str) -> None:
         try:
@@ -177,12 +194,7 @@ class PbrainPlayer(Player):
         if not self._alive():
             self._start_process()
         width, height = board.width, board.height
-        self._send(f"START {width}" if width == height else f"RECTSTART {width},{height}")
-        answer = self._read(self.start_timeout)
-        if answer is None:
-            raise Forfeit(ForfeitReason.SILENT, f"no answer to START within {self.start_timeout:g} s")
-        if answer.upper() != "OK":
-            raise Forfeit(ForfeitReason.ILLEGAL, f"START answered {answer!r}")
+        self._expect_ok(f"START {width}" if width == height else f"RECTSTART {width},{height}")
         infos = [f"INFO timeout_turn {self.turn_ms}", "INFO timeout_match 0", "INFO rule 0",
                  f"INFO game_type {GAME_TYPE_AI}"]
         if self.max_memory is not None:
@@ -190,12 +202,28 @@ class PbrainPlayer(Player):
         self._send(*infos)
         self._known = []
 
+    def _expect_ok(self, command: str) -> None:
+        """Send ``command`` (START, RECTSTART, RESTART) and wait up to ``start_timeout`` for its OK."""
+        self._send(command)
+        word = command.split()[0]
+        answer = self._read(self.start_timeout)
+        if answer is None:
+            raise Forfeit(ForfeitReason.SILENT, f"no answer to {word} within {self.start_timeout:g} s")
+        if answer.upper() != "OK":
+            raise Forfeit(ForfeitReason.ILLEGAL, f"{word} answered {answer!r}")
+
+    def _follows(self, board: Board) -> bool:
+        """Whether ``board`` is the engine's game and one more move (a TURN)."""
+        moves, known = board.moves, self._known
+        return len(moves) == len(known) + 1 and list(moves[:-1]) == known
+
     def _command(self, board: Board) -> list[str]:
-        """BEGIN, TURN or a BOARD block: what brings the engine to ``board`` with it to move."""
-        moves, known = list(board.moves), self._known
+        """BEGIN, TURN or a BOARD block: what brings the engine to ``board`` with it to move
+        (its game is empty, or ``board`` follows from it)."""
+        moves = list(board.moves)
         if not moves:
             return ["BEGIN"]
-        if len(moves) == len(known) + 1 and moves[:-1] == known:
+        if self._follows(board):
             return ["TURN " + _format(board, moves[-1])]
         me = board.current_player
         stones = [f"{_format(board, move)},{1 if board.stone(move) == me else 2}" for move in moves]
@@ -204,6 +232,9 @@ class PbrainPlayer(Player):
     def _ask(self, board: Board) -> int:
         self.last_playouts = None
         turn = self.turn_ms / 1000
+        if self._known and not self._follows(board):  # a take-back: the protocol wants RESTART first
+            self._expect_ok("RESTART")
+            self._known = []
         lines = self._command(board)
         started = time.monotonic()
         self._send(*lines)
@@ -237,17 +268,35 @@ def _format(board: Board, move: int) -> str:
     return f"{x},{y}"
 
 
-def _pump(stream, put) -> None:
-    """Hand each line of ``stream`` to ``put``, then None at its end."""
+def _pump(stream, put, max_bytes: int) -> None:
+    """Hand each line of ``stream`` (ended by CR LF, LF or CR; cut to ``max_bytes``) to ``put``,
+    then None at its end. The pipe is read in chunks of up to ``READ_BYTES``, not a byte a call."""
+    line, after_cr = b"", False
     try:
-        for line in iter(stream.readline, b""):
-            put(line)
+        while chunk := stream.read(READ_BYTES):
+            if after_cr and chunk.startswith(b"\n"):  # the LF of a CR LF that a read split
+                chunk = chunk[1:]
+            after_cr = chunk.endswith(b"\r")
+            *ended, rest = _LINE_END.split(chunk)
+            for part in ended:
+                put((line + part)[:max_bytes])
+                line = b""
+            line = (line + rest)[:max_bytes]
     except (OSError, ValueError):
         pass
+    if line:
+        put(line)  # the last line had no end
     put(None)
 
 
 def _kill(process: subprocess.Popen) -> None:
+    """Kill the engine's process group (POSIX; it has one of its own), else the process."""
+    killpg = getattr(os, "killpg", None)
+    if killpg is not None:
+        try:
+            killpg(process.pid, signal.SIGKILL)
+        except OSError:  # the group is gone (or not ours to kill)
+            pass
     if process.poll() is None:
         process.kill()
     try:
