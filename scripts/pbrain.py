@@ -30,7 +30,7 @@ from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
 from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS,  # noqa: E402
                                   ENGINE_CACHE, ENGINE_LEAVES, PURE_PLAYOUTS, EngineOptions, remove_exports)
 from gomoku.pbrain.server import configure_logging, serve  # noqa: E402
-from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
+from gomoku.players import PLAYER_SPECS_HELP, parse_spec  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -82,12 +82,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for spec in (args.player_spec, args.fallback_spec):
         if spec and spec.strip().startswith("human"):
             parser.error("the human player cannot run behind the protocol")
+        if spec and spec.strip() != CLOCK_PURE:
+            try:
+                parse_spec(spec)
+            except ValueError as error:  # the spec's own line, not the list of valid forms
+                parser.error(str(error).split(";")[0] + " (see --help for the valid forms)")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     configure_logging(args.verbose)
+    if args.model is not None and not args.model.is_file():  # START will say so too, as the protocol wants
+        logging.getLogger("pbrain").error("--model %s: no such file; START will be answered with ERROR", args.model)
     protocol_out = sys.stdout
     sys.stdout = sys.stderr  # a stray print from any library must not corrupt the protocol
     options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,

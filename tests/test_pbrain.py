@@ -321,6 +321,14 @@ def test_missing_model_is_an_error_at_start(engine_factory, tmp_path):
     assert engine.ask("ABOUT") == ABOUT
 
 
+@pytest.mark.parametrize("option", ["--opponent", "--fallback"])
+def test_a_bad_player_spec_is_a_one_line_command_line_error(option):
+    done = subprocess.run([sys.executable, str(SCRIPT), option, "foo:3"], input="", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1] == "pbrain.py: error: bad player spec 'foo:3' (see --help for the valid forms)"
+
+
 # ---------------------------------------------------------------------------- in-process
 def test_rebuild_board_colours_and_order():
     board = rebuild_board(9, 9, own=[40, 41], theirs=[0, 1])

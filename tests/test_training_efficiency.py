@@ -87,3 +87,19 @@ def test_evaluation_against_opponents_picks_the_best_model(tmp_path):
     assert evaluation["opponents_score"] == np.mean([o["score"] for o in evaluation["opponents"]])
     assert evaluation["new_best"]  # the first evaluation is always the best so far
     assert (run / "best.pt").exists()
+
+
+def test_new_opponents_on_resume_forget_the_best_score_against_the_old(tmp_path):
+    from gomoku.training.evaluation import NO_SCORE
+
+    config = load_config("configs/smoke.yaml", ["eval.check_freq=4", "eval.opponents=[random]", "eval.games=2",
+                                                "eval.select_by=opponents", "train.game_batch_num=4"])
+    TrainPipeline(config, tmp_path, device="cpu", progress=False).run()
+    same = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False)
+    best = same.state.ladder.best_opponent_score
+    same.close()
+    assert best != NO_SCORE  # an evaluation against random gave a best score
+    changed = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False,
+                            overrides=["eval.opponents=[heuristic]"])
+    changed.close()
+    assert changed.state.ladder.best_opponent_score == NO_SCORE  # not compared across opponents

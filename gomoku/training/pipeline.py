@@ -34,7 +34,8 @@ from gomoku.training.actors import Actors, check_device, draw_seed, make_actors,
 from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
-from gomoku.training.evaluation import BEST_MODEL, EvalReport, evaluate, promote_model_files, write_model_files
+from gomoku.training.evaluation import (BEST_MODEL, NO_SCORE, EvalReport, evaluate, promote_model_files,
+                                        write_model_files)
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from gomoku.training.metrics import METRICS, IterationRecord, TrainStats
 from gomoku.training.progress import RunProgress, RunTarget, format_duration
@@ -210,6 +211,12 @@ class TrainPipeline:
         self.net.load_state_dict(payload["model"])
         self.trainer.optimizer.load_state_dict(payload["optimizer"])
         self.state = RunState.from_payload(payload)
+        changes = (self._resume_note or {}).get("config_changes", {})
+        if "eval.opponents" in changes and self.state.ladder.best_opponent_score != NO_SCORE:
+            log.warning("eval.opponents changed: the best score so far (against the old opponents) is "
+                        "forgotten; the next evaluation's model becomes best.pt")
+            self.state = dataclasses.replace(
+                self.state, ladder=dataclasses.replace(self.state.ladder, best_opponent_score=NO_SCORE))
         self.rng.bit_generator.state = payload["rng"]
         torch.set_rng_state(payload["torch_rng"])
         # What a kill left past the checkpoint belongs to an iteration that is played again.
