@@ -246,3 +246,18 @@ def test_best_pt_is_always_a_committed_model(tmp_path, monkeypatch, point, kept)
     assert resumed.iteration == kept and not list(tmp_path.glob("*.pending-*"))
     assert torch.load(tmp_path / "current.pt", weights_only=True)["iteration"] == kept
     assert torch.load(tmp_path / "best.pt", weights_only=True)["iteration"] <= kept
+
+
+def test_a_checkpoint_without_the_runs_counters_is_a_checkpoint_error(tmp_path):
+    import torch
+
+    from nets.checkpoint import FORMAT
+
+    config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES + ["train.game_batch_num=1"])
+    TrainPipeline(config, tmp_path, device="cpu", progress=False).run()
+    payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    del payload["games_played"]
+    torch.save({**payload, "format": FORMAT}, tmp_path / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match=r"holds weights and an optimiser but not the run's counters "
+                                              r"\(KeyError: 'games_played'\)"):
+        TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False)

@@ -210,7 +210,11 @@ class TrainPipeline:
                              f"{self.net_config.to_dict()}")
         self.net.load_state_dict(payload["model"])
         self.trainer.optimizer.load_state_dict(payload["optimizer"])
-        self.state = RunState.from_payload(payload)
+        try:
+            self.state = RunState.from_payload(payload)
+        except (KeyError, TypeError) as error:  # a checkpoint written by something else, or cut short in a copy
+            raise CheckpointError(f"{path} holds weights and an optimiser but not the run's counters "
+                                  f"({type(error).__name__}: {error})") from error
         changes = (self._resume_note or {}).get("config_changes", {})
         if "eval.opponents" in changes and self.state.ladder.best_opponent_score != NO_SCORE:
             log.warning("eval.opponents changed: the best score so far (against the old opponents) is "
