@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--openings {args.openings} --stones {args.stones}: {error}")
     try:
         player, opponent = make_player(args.player, seed=args.seed), make_player(args.opponent, seed=args.seed + 1)
+        for side in (player, opponent):  # a net for another board or rule: before the games
+            if hasattr(side, "check_board"):
+                side.check_board(openings[0])
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table, game_lines, output_problem  # noqa: E402
-from gomoku.players import PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed  # noqa: E402
+from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
@@ -124,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         if path and (problem := output_problem(path, option)):
             print(f"error: {problem}", file=sys.stderr)
             return EXIT_USAGE
+    if args.games_out and args.size > len(COLUMN_LETTERS):
+        print(f"error: --games-out writes moves in standard notation, columns A to Z: --size {args.size} "
+              f"is past {len(COLUMN_LETTERS)}", file=sys.stderr)
+        return EXIT_USAGE
     opponents = args.opponents or list(PURE_MCTS_LADDER)
     interrupted = None
     try:

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         loser = player if lost == "loss" else 3 - player
         try:
-            review = review_loss(moves, loser, *shape, nodes=args.nodes)
+            review = review_loss(moves, loser, *shape, nodes=args.nodes, opening=line.get("opening", 0))
         except ValueError as error:
             print(f"error: {args.games}, line {number}: {error}", file=sys.stderr)
             return 2

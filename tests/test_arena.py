@@ -277,3 +277,30 @@ def test_a_worker_error_that_does_not_pickle_reaches_the_parent():
     assert not thread.is_alive(), "the parent waits for an outcome that never comes"
     assert isinstance(outcome.get("error"), RuntimeError)
     assert "_HoldsALambda: a job failed (does not pickle)" in str(outcome["error"])
+
+
+def test_random_openings_are_different_positions_without_a_line():
+    from gomoku.game.arena import random_openings
+
+    # 20 stones on 5x5: many draws make a five before their last stone; those are drawn again.
+    openings = random_openings(30, 20, np.random.default_rng(2), 5, 5, 5)
+    assert len(openings) == 30 and all(len(b.moves) == 20 and not b.game_end()[0] for b in openings)
+    # Positions, not move orders: 3 stones on 3x3 (3 in a row) have 9 * 8 / 2 * 7 = 252 positions.
+    openings = random_openings(252, 3, np.random.default_rng(0), 3, 3, 3)
+    assert len({(frozenset(b.moves[0::2]), frozenset(b.moves[1::2])) for b in openings}) == 252
+    with pytest.raises(ValueError, match="only 252 different opening"):
+        random_openings(253, 3, np.random.default_rng(0), 3, 3, 3)
+    with pytest.raises(ValueError, match="without a line of 1"):  # every stone makes a line: no opening
+        random_openings(1, 1, np.random.default_rng(0), 3, 3, 1)
+    # Two stones (what matches use): the same openings as drawn by move order, seed for seed.
+    assert [b.moves for b in random_openings(3, 2, np.random.default_rng(10))] == [[77, 62], [16, 64], [41, 12]]
+
+
+def test_game_lines_say_how_many_moves_were_the_openings():
+    from gomoku.game.arena import game_lines, play_openings, random_openings
+
+    openings = random_openings(2, 2, np.random.default_rng(3))
+    result = play_openings(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), openings)
+    assert [line["opening"] for line in game_lines([result])] == [2, 2, 2, 2]
+    plain = play_match(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), games=1)
+    assert game_lines([plain])[0]["opening"] == 0

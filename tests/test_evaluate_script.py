@@ -122,6 +122,10 @@ def test_games_out_writes_every_game_so_that_it_replays_to_its_result(tmp_path):
     done = run("--player", "minimax:1", "--opponent", "random", "--games", "1",
                "--games-out", str(tmp_path / "no" / "games.jsonl"))
     assert done.returncode == 2 and done.stderr.startswith("error: --games-out ") and "there is no folder" in done.stderr
+    done = run("--player", "random", "--opponent", "random", "--games", "1", "--size", "27",
+               "--games-out", str(tmp_path / "wide.jsonl"))  # before the games, not after them
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.strip() == (
+        "error: --games-out writes moves in standard notation, columns A to Z: --size 27 is past 26")
 
 
 def test_a_net_for_another_rule_is_a_one_line_error(tmp_path):
@@ -329,3 +333,11 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
     for option in ("--player SPEC", "--opponent SPEC", "--size SIZE", "--seed SEED", "--json PATH"):
         line = next(line for line in helps if line.strip().startswith(option))
         assert len(line.split()) > 2, f"{option}: no help"
+
+
+def test_clock_match_refuses_a_net_for_another_board_before_the_games(capsys):
+    script = load_script("clock_match")
+    code = script.main(["--player", "az:models/9x9.pt:10", "--opponent", "random", "--size", "15", "--openings", "1"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "game 1" not in out
+    assert err.strip() == "error: az:models/9x9.pt:10: the net is for a 9x9 board, not 15x15"

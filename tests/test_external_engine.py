@@ -160,6 +160,7 @@ def test_a_misbehaving_engine_forfeits(tmp_path, players, mode, reason):
         assert "exit code 3" in forfeit.detail
     assert "forfeits: game 1 player " + reason.value in result.format_row()
     assert result.to_dict()["forfeits"][0]["reason"] == reason.value
+    assert result.to_dict()["forfeits"][0]["game"] == 1  # numbered as in the table and --games-out
     # The next game starts a fresh process, which misbehaves again at its third move.
     assert [r.forfeit.reason for r in result.records if r.forfeit] == [reason, reason]
 

@@ -56,6 +56,15 @@ def test_a_game_lost_to_a_quiet_move_is_lost_before_its_turning_point():
     assert VctSolver(Geometry(9, 9, 5), 40_000).solve(_cells(before_e5), 1).status is ThreatStatus.NO_WIN
 
 
+def test_an_openings_stones_are_never_the_turning_point():
+    """clock_match's games begin with random stones played by neither side (``opening`` in their
+    --games-out lines): the review starts after them."""
+    moves = parse_game(LOST_BEFORE_GAME).moves
+    assert review_loss(moves, loser=2, nodes=20_000, opening=7).ply == 8
+    later = review_loss(moves, loser=2, nodes=20_000, opening=8)
+    assert later.ply > 8 and later.ply % 2 == 0 and later.verdict is Verdict.LOST_BEFORE
+
+
 def test_a_game_not_lost_by_the_loser_is_refused():
     moves = parse_game(LET_IN_GAME).moves
     with pytest.raises(ValueError, match="do not end in a win for stones 1"):

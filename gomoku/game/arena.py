@@ -27,6 +27,8 @@ from gomoku.players import Player, format_point, make_player
 
 log = logging.getLogger(__name__)
 
+OPENING_TRIES = 1000  # draws per opening asked for before random_openings gives up
+
 Z_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 NAME_WIDTH = 24  # column width for player names in tables
 
@@ -71,6 +73,7 @@ class GameRecord:
     players: tuple[str, str]
     stats: tuple[SideStats, SideStats] = (SideStats(), SideStats())
     forfeit: ForfeitRecord | None = None
+    opening: int = 0  # the first moves were the start position's (an opening), not the players'
 
     def board(self) -> Board:
         """The final position, replayed from the moves."""
@@ -99,6 +102,7 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
         if start_player is not None and start_player != board.start_player:
             raise ValueError(f"start_player={start_player} but the board starts with {board.start_player}")
         board = board.copy()
+    opening = len(board.moves)
     players = {1: player1, 2: player2}
     for player in players.values():
         if hasattr(player, "reset"):
@@ -126,7 +130,8 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
             ) from error
     winner = board.game_end()[1] if forfeit is None else other(forfeit.stone)
     record = GameRecord(tuple(board.moves), winner, board.start_player, board.width, board.height,
-                        board.n_in_row, (player_name(player1), player_name(player2)), (stats[1], stats[2]), forfeit)
+                        board.n_in_row, (player_name(player1), player_name(player2)), (stats[1], stats[2]), forfeit,
+                        opening)
     log.debug("game over after %d moves, winner %s (%s vs %s)", len(record.moves), winner, *record.players)
     return record
 
@@ -231,7 +236,7 @@ class MatchResult:
         return {"player": self.player, "opponent": self.opponent, "games": self.games,
                 "wins": self.wins, "draws": self.draws, "losses": self.losses,
                 "score": self.score if played else None, "ci95": [low, high] if played else None, **sides,
-                "forfeits": [{"game": index, "by": who, "reason": forfeit.reason.value, "detail": forfeit.detail}
+                "forfeits": [{"game": index + 1, "by": who, "reason": forfeit.reason.value, "detail": forfeit.detail}
                              for index, who, forfeit in self.forfeits()]}
 
 
@@ -242,7 +247,8 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
     """Every game of ``results`` as JSON data, one dict a game in match and game order: the
     opponent, the game's place in its match, the board, the player's colour (black moves first),
     the result from the player's side, the moves in standard notation (``play.py --moves``
-    replays them) and a forfeit's reason."""
+    replays them), how many of them were the opening's (not played by either side) and a
+    forfeit's reason."""
     lines = []
     for result in results:
         for index, (record, own) in enumerate(zip(result.records, result.own_stones)):
@@ -253,6 +259,7 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
                           "player_colour": "black" if own == record.start_player else "white",
                           "result": outcome, "plies": len(record.moves),
                           "moves": ",".join(format_point(board, move) for move in record.moves),
+                          "opening": record.opening,
                           "forfeit": record.forfeit.reason.value if record.forfeit else None})
     return lines
 
@@ -309,20 +316,32 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
 def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = 9, height: int = 9,
                     n_in_row: int = 5) -> list[Board]:
     """``count`` different positions of ``stones`` random stones (colours alternating, first
-    player to move next when ``stones`` is even), as Gomocup-style openings. A ValueError, before
-    any draw, when ``stones`` leave no move or there are fewer than ``count`` ways to place them."""
+    player to move next when ``stones`` is even), as Gomocup-style openings; a draw in which a
+    stone makes a line is drawn again. A ValueError, before any draw, when ``stones`` leave no move
+    or there are fewer than ``count`` positions of them; after ``OPENING_TRIES`` draws an opening,
+    when too few of them are free of lines."""
     cells = width * height
     if not 0 <= stones < cells:
         raise ValueError(f"stones must be from 0 to {cells - 1} on a {width}x{height} board (a move left), "
                          f"got {stones}")
-    if count > (ways := math.perm(cells, stones)):
+    first = (stones + 1) // 2
+    if count > (ways := math.comb(cells, first) * math.comb(cells - first, stones - first)):
         raise ValueError(f"only {ways:,} different opening(s) of {stones} stone(s) exist, not {count:,}")
-    openings: dict[tuple[int, ...], Board] = {}
-    while len(openings) < count:
-        moves = tuple(int(m) for m in rng.choice(width * height, stones, replace=False))
-        board = Board.from_moves(list(moves), width, height, n_in_row)
-        if not board.game_end()[0]:
-            openings.setdefault(moves, board)
+    openings: dict[tuple[frozenset[int], frozenset[int]], Board] = {}  # by position, not by move order
+    for _ in range(OPENING_TRIES * count):
+        if len(openings) == count:
+            break
+        moves = [int(m) for m in rng.choice(cells, stones, replace=False)]
+        board = Board(width, height, n_in_row)
+        for move in moves:
+            board.do_move(move)
+            if board.game_end()[0]:
+                break
+        else:
+            openings.setdefault((frozenset(moves[0::2]), frozenset(moves[1::2])), board)
+    if len(openings) < count:
+        raise ValueError(f"only {len(openings):,} different opening(s) of {stones} stone(s) without a line of "
+                         f"{n_in_row} in {OPENING_TRIES * count:,} draws, not {count:,}")
     return list(openings.values())
 
 

@@ -51,9 +51,10 @@ class Review:
 
 
 def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 9, n_in_row: int = 5,
-                start_player: int = 1, nodes: int = REVIEW_NODES) -> Review:
+                start_player: int = 1, nodes: int = REVIEW_NODES, opening: int = 0) -> Review:
     """Review a game that ``loser`` (1 or 2, the stones) lost, from its ``moves`` (ValueError
-    when they do not end with the other side's line)."""
+    when they do not end with the other side's line); the first ``opening`` moves were the start
+    position's, played by neither side, so none of them is a turning point."""
     if loser not in (1, 2):
         raise ValueError(f"loser must be 1 or 2, got {loser!r}")
     winner = other(loser)
@@ -64,7 +65,7 @@ def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 
     for ply, move in enumerate(moves, 1):
         mover = board.current_player
         board.do_move(move)
-        if mover != loser or board.game_end()[0]:
+        if mover != loser or ply <= opening or board.game_end()[0]:
             continue
         found = solver.solve(_cells(board), winner)
         if found.win:
