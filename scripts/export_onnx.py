@@ -96,14 +96,14 @@ def _median_us(fn, repeats: int, rounds: int = 5) -> float:
     return statistics.median(samples)
 
 
-def _search_speed(evaluator, playouts: int, moves: int) -> float:
+def _search_speed(evaluator, playouts: int, moves: int, width: int, height: int, n_in_row: int) -> float:
     """Playouts per second of a single-game search (tree reused) over the first ``moves`` moves."""
     import numpy as np
 
     from gomoku import Board
     from mcts import BatchedMCTS, SearchConfig
 
-    board = Board()
+    board = Board(width, height, n_in_row)
     search = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
                          SearchConfig(n_playout=playouts), rng=np.random.default_rng(0))
     start = time.perf_counter()
@@ -117,8 +117,9 @@ def _search_speed(evaluator, playouts: int, moves: int) -> float:
     return done / (time.perf_counter() - start)
 
 
-def bench(net, onnx_path: Path, playouts: int, moves: int) -> dict[str, float]:
-    """Single-position latency (us) and search speed (playouts/s), torch vs onnxruntime, 1 thread."""
+def bench(net, onnx_path: Path, playouts: int, moves: int, n_in_row: int = 5) -> dict[str, float]:
+    """Single-position latency (us) and search speed (playouts/s), torch vs onnxruntime, 1 thread,
+    on the net's own board (a pooled net: the board it was trained on)."""
     import numpy as np
     import torch
 
@@ -129,7 +130,9 @@ def bench(net, onnx_path: Path, playouts: int, moves: int) -> dict[str, float]:
 
     torch.set_num_threads(1)
     evaluators = {"torch": NetEvaluator(net, "cpu"), "onnxruntime": OnnxEvaluator(onnx_path, threads=1)}
-    board = Board.from_moves([40, 41, 31, 49], net.config.width, net.config.height)
+    width, height = net.config.width, net.config.height
+    centre = (height // 2) * width + width // 2  # four stones around the centre, on any board of 5+ a side
+    board = Board.from_moves([centre, centre + 1, centre - width, centre + width], width, height, n_in_row)
     planes = board.current_state()[None]
     legal = np.zeros((1, board.size), dtype=bool)
     legal[0, board.availables] = True
@@ -141,7 +144,7 @@ def bench(net, onnx_path: Path, playouts: int, moves: int) -> dict[str, float]:
     for name, evaluator in evaluators.items():
         results[f"{name}_latency_us"] = _median_us(lambda: evaluator.evaluate_batch(planes, legal), 300)
     for name, evaluator in evaluators.items():
-        results[f"{name}_playouts_per_s"] = _search_speed(evaluator, playouts, moves)
+        results[f"{name}_playouts_per_s"] = _search_speed(evaluator, playouts, moves, width, height, n_in_row)
     return results
 
 
@@ -189,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{net.config.width}x{net.config.height}, opset {args.opset}{', int8' if args.int8 else ''})")
     print(f"check passed{' (the float32 export, before int8)' if args.int8 else ''}: {report}")
     if args.bench:
-        results = bench(net, args.out, args.bench_playouts, args.bench_moves)
+        results = bench(net, args.out, args.bench_playouts, args.bench_moves, n_in_row or 5)
         print(f"single-position evaluate_batch, 1 thread: torch {results['torch_latency_us']:.0f} us, "
               f"onnxruntime {results['onnxruntime_latency_us']:.0f} us")
         print(f"single-game search, {args.bench_playouts} playouts/move, {args.bench_moves} moves: "

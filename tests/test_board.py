@@ -164,7 +164,8 @@ def test_numpy_integers_are_accepted():
 
 
 def test_bad_board_arguments():
-    for kwargs in [dict(width=0), dict(height=-1), dict(n_in_row=10), dict(start_player=3), dict(width=2.5)]:
+    for kwargs in [dict(width=0), dict(height=-1), dict(n_in_row=10), dict(start_player=3), dict(width=2.5),
+                   dict(start_player=True), dict(start_player=1.0)]:
         with pytest.raises(ValueError):
             Board(**kwargs)
 
@@ -215,6 +216,10 @@ def test_start_player_two():
     picture = str(board).splitlines()  # X is the first player, here player 2
     assert picture[1].split()[1:6] == ["O", "O", "O", "O", "."]
     assert picture[2].split()[1:8] == [".", "X", "X", "X", "X", "X", "."]
+    wide = Board(30, 5, 5)  # past Z the columns are numbered
+    wide.do_move(29)
+    assert str(wide).splitlines()[:2] == ["   " + " ".join(f"{c:>2}" for c in range(1, 31)),
+                                          " 5 " + " ".join(" ." for _ in range(29)) + "  X"]
 
 
 def test_copy_is_independent():

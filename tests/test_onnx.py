@@ -327,3 +327,13 @@ def test_export_and_check_leave_the_callers_net_as_it_was():
     net.train()
     check_onnx(net, onnx_bytes(net))
     assert net.training  # a training net stays in training mode (and on its device)
+
+
+@pytest.mark.parametrize("width", [6, 11])
+def test_the_export_scripts_bench_runs_on_the_nets_own_board(tmp_path, capsys, width):
+    model = tmp_path / f"{width}.pt"
+    save_model(model, build_net(NetConfig(width, width)), n_in_row=4 if width == 6 else 5)
+    code = load_script("export_onnx").main([str(model), str(tmp_path / "x.onnx"), "--bench", "--bench-playouts", "8",
+                                            "--bench-moves", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "single-game search, 8 playouts/move, 2 moves" in out

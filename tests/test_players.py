@@ -237,7 +237,7 @@ def test_time_limited_specs(fake_ai):
 
 @pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",
                                   "minimax:0", "minimax:-1", "minimax:x", "minimax:2:3", "pure", "pure:",
-                                  "pure:0", "pure:1e3", "az", "az:model.pt", "az::400", "az:model.pt:",
+                                  "pure:0", "pure:1e3", "minimax:²", "pure:²", "az", "az:model.pt", "az::400", "az:model.pt:",
                                   "az:model.pt:many", "AZ:m.pt:4", "Random", "pure:0s", "pure:1 s", "pure:-1s",
                                   "az:m.pt:1h", "pure:ms"])
 def test_bad_specs_list_the_valid_forms(spec, fake_ai):

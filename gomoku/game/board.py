@@ -12,6 +12,7 @@ Players are the integers 1 and 2; ``start_player`` says who moves first.
 
 from __future__ import annotations
 
+import numbers
 from typing import Iterable
 
 import numpy as np
@@ -42,12 +43,13 @@ class Board:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if n_in_row > max(width, height):
             raise ValueError(f"n_in_row={n_in_row} does not fit on a {width}x{height} board")
-        if start_player not in PLAYERS:
+        if isinstance(start_player, bool) or not isinstance(start_player, numbers.Integral) \
+                or start_player not in PLAYERS:  # not True, nor 1.0
             raise ValueError(f"start_player must be 1 or 2, got {start_player!r}")
         self.width = int(width)
         self.height = int(height)
         self.n_in_row = int(n_in_row)
-        self.start_player = start_player
+        self.start_player = int(start_player)
         self._cells = [EMPTY] * (self.width * self.height)
         self.moves: list[int] = []
         self._winner = DRAW  # 1 or 2 once somebody has a line
@@ -202,9 +204,13 @@ class Board:
         standard notation (``gomoku.players.format_point``): row 1 is the bottom line."""
         marks = {EMPTY: ".", self.start_player: "X", other(self.start_player): "O"}
         letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-        lines = ["   " + " ".join(letters[c] for c in range(self.width))]
+        if self.width <= len(letters):
+            names, cell = [letters[c] for c in range(self.width)], 1
+        else:  # past Z the columns are numbered
+            names, cell = [str(c + 1) for c in range(self.width)], 2
+        lines = ["   " + " ".join(f"{name:>{cell}}" for name in names)]
         for row in range(self.height):
-            cells = " ".join(marks[self._cells[row * self.width + col]] for col in range(self.width))
+            cells = " ".join(f"{marks[self._cells[row * self.width + col]]:>{cell}}" for col in range(self.width))
             lines.append(f"{self.height - row:>2} {cells}")
         return "\n".join(lines)
 

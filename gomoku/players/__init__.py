@@ -78,7 +78,7 @@ def _bad_spec(spec: str, reason: str = "") -> ValueError:
 
 
 def _positive_int(text: str, spec: str, what: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # not "²", which isdigit takes
         raise _bad_spec(spec, f"{what} must be a positive integer, got {text!r}")
     return int(text)
 
@@ -118,7 +118,7 @@ def parse_spec(spec: str) -> PlayerSpec:
         return PlayerSpec(kind, playouts=playouts, seconds=seconds, path=path)
     if kind == "pbrain":
         path, sep, turn = rest.rpartition(":")
-        if not sep or not turn.isdigit():  # no :MS (a path may hold colons of its own)
+        if not sep or not (turn.isascii() and turn.isdigit()):  # no :MS (a path may hold colons of its own)
             path, turn = rest, str(DEFAULT_TURN_MS)
         if not path:
             raise _bad_spec(spec, "expected pbrain:PATH[:MS]")
