@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.set and not args.selfplay:
         parser.error("--set needs --selfplay (it changes the config of the self-play figures)")
+    if args.ray_nodes < 0:
+        parser.error(f"--ray-nodes must be 0 (no Ray figure) or more, got {args.ray_nodes}")
     if args.model is not None and not args.vct:
         parser.error("--model needs --vct (it times the VCT figures' moves with its net)")
     from gomoku.game.arena import output_problem

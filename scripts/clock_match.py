@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         result = play_openings(player, opponent, openings, on_game=progress)
+    except KeyboardInterrupt:  # Ctrl-C: the engines are closed below, the games so far were printed
+        print("interrupted: no table (the games above are all there is)", file=sys.stderr)
+        return 130
     finally:
         close_players(player, opponent)
     print(format_table([result]))  # the player named above the row: its wins, draws, losses

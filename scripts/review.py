@@ -93,19 +93,21 @@ def main(argv: list[str] | None = None) -> int:
             shape = (line["width"], line["height"], line["n_in_row"])
             moves = parse_game(line["moves"], line["width"]).moves
             player = COLOURS[line["player_colour"]]
-        except (KeyError, TypeError, SetupError) as error:
+            title = f"{line['opponent']} game {line['game']}"
+            opening = line.get("opening", 0)
+        except (KeyError, TypeError, AttributeError, SetupError) as error:
             print(f"error: {args.games}, line {number}: not a game of evaluate.py --games-out ({error})",
                   file=sys.stderr)
             return 2
         loser = player if lost == "loss" else 3 - player
         try:
-            review = review_loss(moves, loser, *shape, nodes=args.nodes, opening=line.get("opening", 0))
+            review = review_loss(moves, loser, *shape, nodes=args.nodes, opening=opening)
         except ValueError as error:
             print(f"error: {args.games}, line {number}: {error}", file=sys.stderr)
             return 2
         verdicts[review.verdict.value] += 1
-        print(f"{line['opponent']} game {line['game']} ({'player' if loser == player else 'opponent'} "
-              f"{'black' if loser == 1 else 'white'}, {line['plies']} plies): {describe(review, Board(*shape))}",
+        print(f"{title} ({'player' if loser == player else 'opponent'} "
+              f"{'black' if loser == 1 else 'white'}, {len(moves)} plies): {describe(review, Board(*shape))}",
               flush=True)
     counts = "".join(f"; {verdict}: {count}" for verdict, count in sorted(verdicts.items()))
     print(f"{sum(verdicts.values())} lost game(s) reviewed{counts}")

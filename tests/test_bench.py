@@ -105,6 +105,7 @@ def test_a_bad_model_or_device_is_refused_before_any_figure(tmp_path, monkeypatc
     cases = [(["--vct", "--model", str(nope)], f"--model: no checkpoint at {nope}"),
              (["--model", str(nope)], "--model needs --vct"),
              (["--device", "nope", "--quick"], "--device nope: not a device"),
+             (["--selfplay", "--ray-nodes", "-1"], "--ray-nodes must be 0 (no Ray figure) or more, got -1"),
              (["--quick", "--json", str(tmp_path / "no" / "b.json")], f"--json {tmp_path / 'no' / 'b.json'}: there is no folder {tmp_path / 'no'}")]
     if not torch.cuda.is_available():
         cases.append((["--device", "cuda", "--quick"], "--device cuda: CUDA is not available here"))

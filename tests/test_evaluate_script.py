@@ -341,3 +341,17 @@ def test_clock_match_refuses_a_net_for_another_board_before_the_games(capsys):
     out, err = capsys.readouterr()
     assert code == 2 and "game 1" not in out
     assert err.strip() == "error: az:models/9x9.pt:10: the net is for a 9x9 board, not 15x15"
+
+
+def test_clock_match_ctrl_c_is_one_line_and_closes_the_players(monkeypatch, capsys):
+    script = load_script("clock_match")
+    closed = []
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(script, "play_openings", interrupted)
+    monkeypatch.setattr(script, "close_players", lambda *players: closed.extend(players))
+    assert script.main(["--player", "heuristic", "--opponent", "random", "--openings", "1"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted: no table (the games above are all there is)"
+    assert len(closed) == 2

@@ -89,6 +89,10 @@ def test_the_script_reviews_the_games_file_of_evaluate(tmp_path, capsys):
     games.write_text(json.dumps({"moves": "E5"}) + "\n")
     assert script.main([str(games)]) == 2
     assert "line 1: not a game of evaluate.py --games-out" in capsys.readouterr().err
+    for edited in ({k: v for k, v in line.items() if k != "game"}, {**line, "moves": 5}):  # by hand: no traceback
+        games.write_text(json.dumps(edited) + "\n")
+        assert script.main([str(games), "--nodes", "2000"]) == 2
+        assert "line 1: not a game of evaluate.py --games-out" in capsys.readouterr().err
     assert script.main(["--moves", "E5,E5", "--loser", "white"]) == 2
     assert capsys.readouterr().err.strip() == "error: move 2, E5: that point is already taken"
 
