@@ -180,7 +180,7 @@ class BatchedMCTS(TreeArrays):
         remaining = np.full(len(boards), n_playout, dtype=np.int64)
         for tree, board in enumerate(boards):
             self._check_shape(board)
-            self._set_root(tree, list(board.moves), keep_tree)
+            self._set_root(tree, list(board.moves), keep_tree, n_playout)
         if self.rules.root_differs:
             self._drop_roots_with_other_moves(trees[self.n_nodes[trees] > 0])
         fresh = trees[self.n_nodes[trees] == 0]
@@ -219,8 +219,9 @@ class BatchedMCTS(TreeArrays):
             raise ValueError(f"board {board.width}x{board.height}/{board.n_in_row} does not match the "
                              f"search's {g.width}x{g.height}/{g.n_in_row}")
 
-    def _set_root(self, tree: int, moves: list[int], keep_tree: bool = False) -> None:
-        """Point the tree at the position after ``moves``, keeping the matching subtree if any."""
+    def _set_root(self, tree: int, moves: list[int], keep_tree: bool = False, n_playout: int | None = None) -> None:
+        """Point the tree at the position after ``moves``, keeping the matching subtree if any
+        (the same position kept while this search's ``n_playout`` more nodes fit)."""
         old = self.root_moves[tree]
         reuse = self.config.reuse_tree or (keep_tree and moves == old)
         node = 0 if self.n_nodes[tree] > 0 and reuse else NO_CHILD
@@ -233,8 +234,9 @@ class BatchedMCTS(TreeArrays):
             node = NO_CHILD
         if node == NO_CHILD:
             self.n_nodes[tree] = 0
-        elif moves == old:  # the same position again: its tree grows while another search fits
-            if self.n_nodes[tree] + self.config.n_playout + 1 > self.capacity:
+        elif moves == old:  # the same position again (a round of a timed search, or a search again)
+            room = self.config.n_playout if n_playout is None else n_playout
+            if self.n_nodes[tree] + room + 1 > self.capacity:  # its tree grows while this search fits
                 self.n_nodes[tree] = 0
         else:
             self._compact(tree, node, self.config.n_playout)

@@ -51,7 +51,7 @@ class TreeArrays:
     def _init_nodes(self, trees, slots, priors: np.ndarray, legal: np.ndarray) -> None:
         """Fresh statistics in node ``slots`` of ``trees`` (arrays, or one tree and one slot)."""
         if np.any(np.asarray(slots) >= self.capacity):
-            raise RuntimeError("search tree capacity exceeded")  # cannot happen: roots are kept only with room for a search
+            raise RuntimeError("search tree capacity exceeded")  # cannot happen: roots are kept only with room for the search's playouts
         self.prior[trees, slots] = priors
         self.visits[trees, slots] = 0.0
         self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)

@@ -304,3 +304,32 @@ def test_game_lines_say_how_many_moves_were_the_openings():
     assert [line["opening"] for line in game_lines([result])] == [2, 2, 2, 2]
     plain = play_match(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), games=1)
     assert game_lines([plain])[0]["opening"] == 0
+
+
+class _Engine:
+    """Stands for a player holding an external engine, which a finalizer kills."""
+
+
+def _leave_a_mark_at_exit(job: tuple[str, float]) -> int:
+    import time
+    import weakref
+    from pathlib import Path
+
+    path, sleep = job
+    engine = _Engine()
+    weakref.finalize(engine, Path(path).write_text, "closed")  # as PbrainPlayer's kills its engine's group
+    time.sleep(sleep)
+    return 1
+
+
+def test_workers_stopped_early_run_their_exit_handlers(tmp_path):
+    """The parent ends its workers with SIGTERM when the caller stops early: a worker exits as a
+    process does, so the finalizers of its players run (an external engine is not left running)."""
+    from gomoku.game.processes import run_in_processes
+
+    marks = [tmp_path / "fast", tmp_path / "slow"]
+    outcomes = run_in_processes(_leave_a_mark_at_exit, [(str(marks[0]), 0.0), (str(marks[1]), 60.0)], 2,
+                                uses_torch=False)
+    assert next(outcomes) == 1
+    outcomes.close()  # the slow job's worker is still sleeping: it is terminated
+    assert marks[1].read_text() == "closed"

@@ -132,6 +132,28 @@ def test_searching_one_position_again_and_again_stays_within_the_tree():
     assert all(total < 3 * 50 + 2 for total in totals)  # and starts afresh before it would overflow
 
 
+class _Peaked:
+    """Sharp priors (a trained net's are): the tree below the chosen move is big."""
+
+    def __init__(self):
+        self.logits = np.random.default_rng(1).normal(size=81) * 4
+
+    def evaluate_batch(self, planes, legal):
+        priors = np.where(legal, np.exp(self.logits), 0.0)
+        return priors / priors.sum(axis=1, keepdims=True), np.zeros(len(legal))
+
+
+def test_the_rounds_of_a_move_keep_growing_one_tree():
+    """A timed search runs rounds of a few playouts on one position: each round adds its playouts
+    to the tree the move started with (a big reused subtree included), none starts it afresh."""
+    mcts = BatchedMCTS(_Peaked(), 9, 9, 5, SearchConfig(n_playout=100))
+    board = Board()
+    for _ in range(4):
+        totals = [mcts.search([board], n_playout=20, keep_tree=True)[0].visits.sum() for _ in range(5)]
+        assert np.diff(totals).tolist() == [20] * 4, totals
+        board.do_move(mcts.search([board], n_playout=1, keep_tree=True)[0].best_move())
+
+
 def test_no_reuse_matches_fresh_search():
     board = Board.from_moves([40])
     mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=60, reuse_tree=False))

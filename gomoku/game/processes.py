@@ -74,12 +74,19 @@ def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: b
 
 
 def _init_worker(uses_torch: bool) -> None:
-    # Ctrl-C is the parent's to handle: it stops the workers itself.
+    # Ctrl-C is the parent's to handle: it stops the workers itself, with SIGTERM, which ends a
+    # worker as an exit does, so that its finalizers run (an external engine's process group is
+    # killed by its player's: gomoku.players.external).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if uses_torch:
         import torch  # az players load a net: one thread per process, or they fight over the cores
 
         torch.set_num_threads(1)
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _worker(function: Callable, jobs, results, uses_torch: bool) -> None:

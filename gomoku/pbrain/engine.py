@@ -25,8 +25,9 @@ rounds done (a heuristic move when there is none) and stops the thread, which en
 the background; the next command waits for that before it is handled.
 Without any clock the search runs a fixed number of playouts (``Loaded.untimed_playouts``).
 
-Memory: the search tree is bounded by ``INFO max_memory`` (what is left of it once the player is
-loaded, ``TREE_SHARE`` of that) or by ``DEFAULT_TREE_BYTES``; a playout cap is lowered to fit.
+Memory: the search tree is bounded by ``DEFAULT_TREE_BYTES``, or less under ``INFO max_memory``
+(what is left of it once the player is loaded, ``TREE_SHARE`` of that); a playout cap is lowered
+to fit.
 The evaluation cache gets at most ``CACHE_SHARE`` of the tree's budget.
 
 The net runs on onnxruntime (like the players) with one thread unless told otherwise
