@@ -30,7 +30,7 @@ from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
 from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS,  # noqa: E402
                                   ENGINE_CACHE, ENGINE_LEAVES, PURE_PLAYOUTS, EngineOptions, remove_exports)
 from gomoku.pbrain.server import configure_logging, serve  # noqa: E402
-from gomoku.players import PLAYER_SPECS_HELP, parse_spec  # noqa: E402
+from gomoku.players import PLAYER_SPECS_HELP, SpecError, parse_spec  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -85,8 +85,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if spec and spec.strip() != CLOCK_PURE:
             try:
                 parse_spec(spec)
-            except ValueError as error:  # the spec's own line, not the list of valid forms
-                parser.error(str(error).split(";")[0] + " (see --help for the valid forms)")
+            except SpecError as error:  # its own line, not the list of valid forms
+                parser.error(f"{error.problem} (see --help for the valid forms)")
     return args
 
 

@@ -72,9 +72,18 @@ class PlayerSpec:
         return self.kind == "pbrain" or self.seconds is not None
 
 
-def _bad_spec(spec: str, reason: str = "") -> ValueError:
+class SpecError(ValueError):
+    """A bad player spec: ``problem`` says what is wrong in one line; the message goes on with the
+    valid forms (``PLAYER_SPECS_HELP``)."""
+
+    def __init__(self, problem: str):
+        super().__init__(f"{problem}; valid forms:\n{PLAYER_SPECS_HELP}")
+        self.problem = problem
+
+
+def _bad_spec(spec: str, reason: str = "") -> SpecError:
     detail = f" ({reason})" if reason else ""
-    return ValueError(f"bad player spec {spec!r}{detail}; valid forms:\n{PLAYER_SPECS_HELP}")
+    return SpecError(f"bad player spec {spec!r}{detail}")
 
 
 def _positive_int(text: str, spec: str, what: str) -> int:
@@ -181,5 +190,6 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
 
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
            "WINDOW_THREADS", "HeuristicPlayer", "PlayerSpec", "is_timed", "parse_spec",
-           "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "format_point", "make_player", "parse_point",
+           "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "SpecError", "format_point", "make_player",
+           "parse_point",
            "winning_points"]

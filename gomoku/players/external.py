@@ -30,6 +30,7 @@ import weakref
 
 from gomoku.game.forfeit import Forfeit, ForfeitReason
 from gomoku.game.board import EMPTY, Board
+from gomoku.pbrain.protocol import MAX_LINE_BYTES, N_IN_ROW  # an answer longer than a command is cut to it
 from gomoku.players.classical import Player
 
 log = logging.getLogger(__name__)
@@ -42,9 +43,7 @@ END_GRACE = 1.0  # seconds the engine has to exit after END before it is killed
 CRASH_WAIT = 0.5  # seconds to wait for the exit code of an engine whose output ended
 STDERR_LINES = 20  # the engine's last stderr lines kept for a crash report
 STDERR_LINE_BYTES = 300  # a longer stderr line is cut to this for the crash report
-MAX_LINE_BYTES = 4096  # a longer line on stdout is cut to this (no answer is that long)
 READ_BYTES = 65536  # the pipes are read in chunks of up to this: a chatty engine costs few system calls
-N_IN_ROW = 5  # the protocol's games are five in a row (INFO rule 0: freestyle)
 GAME_TYPE_AI = 1  # INFO game_type: the opponent is another engine
 _MOVE = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
 _LINE_END = re.compile(rb"\r\n|\r|\n")  # what a brain may end its lines with

@@ -76,13 +76,13 @@ def variant_config(config_path: str | Path, variant: Variant) -> Config:
 def check_opponents(opponents: Sequence[str]) -> None:
     """A ValueError for an opponent spec that is malformed or names a checkpoint that is not there:
     the rating comes after the training, so the specs are checked before it."""
-    from gomoku.players import parse_spec  # light: builds no player, imports no torch
+    from gomoku.players import SpecError, parse_spec  # light: builds no player, imports no torch
 
     for spec in opponents:
         try:
             parsed = parse_spec(spec)
-        except ValueError as error:  # its first line: "bad player spec 'x' (why); valid forms:"
-            raise ValueError(str(error).splitlines()[0].removesuffix("; valid forms:")) from None
+        except SpecError as error:  # its own line, not the list of valid forms
+            raise ValueError(error.problem) from None
         if parsed.kind == "az" and not Path(parsed.path).is_file():
             raise ValueError(f"opponent {spec!r}: no checkpoint at {parsed.path}")
 

@@ -197,7 +197,7 @@ class EvalSection:
         _check(self.select_by in ("ladder", "opponents"), f"{prefix}.select_by", "must be ladder or opponents")
         _check(self.select_by == "ladder" or bool(self.opponents), f"{prefix}.select_by",
                "opponents needs a non-empty eval.opponents")
-        from gomoku.players import parse_spec  # light: builds no player, imports no torch
+        from gomoku.players import SpecError, parse_spec  # light: builds no player, imports no torch
 
         for i, spec in enumerate(self.opponents):
             key = f"{prefix}.opponents[{i}]"
@@ -206,8 +206,8 @@ class EvalSection:
                                                      f"pure:PLAYOUTS")
             try:
                 parse_spec(spec)
-            except ValueError as error:
-                raise ConfigError(f"{key}: {str(error).splitlines()[0].removesuffix('; valid forms:')}") from None
+            except SpecError as error:
+                raise ConfigError(f"{key}: {error.problem}") from None
 
 
 @dataclass
@@ -262,7 +262,8 @@ def _convert(value: Any, expected: type, key: str) -> Any:
             number = float(value)
         except OverflowError:  # an integer past any float
             number = math.inf
-        text = repr(value) if len(repr(value)) <= 20 else repr(value)[:20] + "..."
+        text = repr(value)
+        text = text if len(text) <= 20 else text[:20] + "..."
         _check(math.isfinite(number), key, f"expected a finite number, got {text}")
         return number
     if expected is str:

@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from gomoku.game.board import Board
-from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, make_player
+from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
+                            make_player)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,6 @@ TOP_MOVES = 5
 LINE_PLIES = 8  # plies of the expected line kept per top move
 NO_MOVE = -1
 NO_CHILD = -1  # mcts.search's marker of an edge without a child node
-VALID_FORMS = "; valid forms:"  # how make_player's errors for a bad spec go on
 
 AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
@@ -165,11 +165,10 @@ def make_opponent(spec: str, seed: int | None = None, seconds: float | None = No
         raise SetupError("the opponent must be an AI: 'human' is you, at the board")
     try:
         return make_player(spec, seed, seconds=seconds, leaves_per_step=WINDOW_LEAVES, threads=WINDOW_THREADS)
-    except (ValueError, OSError) as error:  # bad spec, unreadable or foreign checkpoint
-        message, forms, _ = str(error).partition(VALID_FORMS)
-        if forms:  # a spec error: list the forms the window takes ("human" is not one)
-            message = f"{message.replace('player spec', 'AI spec')}{VALID_FORMS}\n{AI_SPECS_HELP}"
-        raise SetupError(message) from error
+    except SpecError as error:  # list the forms the window takes ("human" is not one)
+        raise SetupError(f"{error.problem.replace('player spec', 'AI spec')}; valid forms:\n{AI_SPECS_HELP}") from error
+    except (ValueError, OSError) as error:  # unreadable or foreign checkpoint
+        raise SetupError(str(error)) from error
 
 
 def check_opponent(player: Player, spec: str, size: int, n_in_row: int = N_IN_ROW) -> Player:

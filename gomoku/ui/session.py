@@ -23,9 +23,9 @@ from typing import Sequence
 
 from gomoku.game.board import DRAW, EMPTY, Board, other
 from gomoku.players import COLUMN_LETTERS, format_point, parse_point
+from mcts.threats import MIN_N_IN_ROW  # below this every game is won in a move or two
 
 N_IN_ROW = 5  # the rule unless a model (or --n-in-row) says otherwise
-MIN_N_IN_ROW = 3  # below this every game is won in a move or two
 DEFAULT_SIZE = 9
 MIN_SIZE = 5  # the smallest board the window plays, whatever the rule
 MAX_SIZE = len(COLUMN_LETTERS)
