@@ -45,12 +45,14 @@ def positive_minutes(text: str) -> float:
 
 
 def longer_hint(pipeline, target, max_minutes: float | None) -> str:
-    """How to train on after the run stopped at ``target`` (``pipeline.target(...)``): the limit it met."""
+    """How to train on past the limit that stopped the run (``pipeline.stopped_by``) at ``target``
+    (``pipeline.target(...)``)."""
+    from gomoku.training.pipeline import StopLimit
     from gomoku.training.progress import format_duration
 
-    if pipeline.games_played >= target.games:  # the order of TrainPipeline's own stop checks
+    if pipeline.stopped_by is StopLimit.GAMES:
         return f"--resume --set train.game_batch_num=N, N above {target.games:,}"
-    if target.wall_s is not None and pipeline.wall_time >= target.wall_s:
+    if pipeline.stopped_by is StopLimit.WALL_TIME:
         own = pipeline.config.train.max_minutes
         limits = ([] if max_minutes is None else ["a larger --max-minutes"]) + (
             [f"--set train.max_minutes=M, M above {own:g}"] if own > 0 else [])

@@ -109,6 +109,7 @@ def test_the_end_line_says_how_to_train_on_past_the_limit_that_stopped_the_run(t
              overrides: tuple[str, ...] = ()) -> str:
         pipeline = SimpleNamespace(stop_reason="(why)", games_played=games, wall_time=wall_s,
                                    config=load_config(SMOKE, list(overrides)))
+        pipeline.stopped_by = TrainPipeline._stop_limit(pipeline, target, 1)  # as run() finds it
         last = end_message(pipeline, tmp_path, target, max_minutes).splitlines()[-1]
         assert last.startswith("no best.pt yet: the first evaluation comes at 8 games (train longer: the same "
                                "command with --resume")

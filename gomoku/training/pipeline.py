@@ -21,6 +21,7 @@ too); see ``_commit`` and ``_load``.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 import math
 import time
@@ -53,6 +54,14 @@ CHECKPOINT = "checkpoint.pt"
 BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardStore)
 LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 CONFIG = "config.yaml"
+class StopLimit(enum.Enum):
+    """The limit that ended a ``run`` (``TrainPipeline.stopped_by``)."""
+
+    GAMES = "train.game_batch_num"
+    WALL_TIME = "run time (--max-minutes, train.max_minutes)"
+    ITERATIONS = "--max-iterations"
+
+
 FLOAT_SLACK = 1e-9  # so that 0.29 updates a game over 100 games count 29 (0.29 * 100 is 28.999999999999996)
 
 
@@ -107,6 +116,7 @@ class TrainPipeline:
             raise
         self._actors: Actors | None = None  # who plays the games, while running
         self.stop_reason = ""  # why the last ``run`` stopped, e.g. "reached 1,200 games"
+        self.stopped_by: StopLimit | None = None  # the limit that stopped it
         self._progress = RunProgress(self._where, self.config.eval.check_freq, self.target())
 
     def _setup(self, config: Config) -> None:
@@ -449,10 +459,10 @@ class TrainPipeline:
         done = 0
         try:
             self._actors = make_actors(self.config, self.net, self.device, self.rng, self.run_dir)
-            while (reason := self._stop_reason(target, done)) is None:
+            while (limit := self._stop_limit(target, done)) is None:
                 self._iteration()
                 done += 1
-            self.stop_reason = reason
+            self.stopped_by, self.stop_reason = limit, self._describe_stop(limit, target, done)
         except BaseException:
             if self._in_flight is not None:
                 self._stopped_mid_iteration = True
@@ -467,14 +477,22 @@ class TrainPipeline:
                 self._actors = None
             self.close()
 
-    def _stop_reason(self, target: RunTarget, done: int) -> str | None:
+    def _stop_limit(self, target: RunTarget, done: int) -> StopLimit | None:
+        """The limit of ``target`` the run has met after ``done`` iterations of this session, if any."""
         if self.games_played >= target.games:
-            return f"reached {self.games_played:,} games (target {target.games:,}, train.game_batch_num)"
+            return StopLimit.GAMES
         if target.wall_s is not None and self.wall_time >= target.wall_s:
-            return f"reached {format_duration(self.wall_time)} of run time (limit {target.wall_s / 60:g} min)"
+            return StopLimit.WALL_TIME
         if target.iterations is not None and done >= target.iterations:
-            return f"played {done} iteration(s) (--max-iterations)"
+            return StopLimit.ITERATIONS
         return None
+
+    def _describe_stop(self, limit: StopLimit, target: RunTarget, done: int) -> str:
+        if limit is StopLimit.GAMES:
+            return f"reached {self.games_played:,} games (target {target.games:,}, train.game_batch_num)"
+        if limit is StopLimit.WALL_TIME:
+            return f"reached {format_duration(self.wall_time)} of run time (limit {target.wall_s / 60:g} min)"
+        return f"played {done} iteration(s) (--max-iterations)"
 
     def close(self) -> None:
         """Release the run directory to other trainers."""
