@@ -116,12 +116,12 @@
   // ------------------------------------------------------------------ game flow
   function play(move) {
     state.board.doMove(move);
-    state.evaluationId = null;  // an evaluation asked before this move is of another position
     update();
   }
 
   function update() {
     const board = state.board;
+    state.evaluationId = null;  // an evaluation asked for before is of another position (asked again below)
     const [ended, winner] = board.gameEnd();
     document.body.dataset.moves = board.moves.join(",");
     document.body.dataset.winner = ended ? String(winner) : "";
@@ -175,7 +175,6 @@
     state.human = Number(ui.side.value);
     state.searchEstimate = false;
     state.lastTiming = null;
-    state.evaluationId = null;
     setEstimate(1, 0, "win estimate");
     update();
   }
@@ -191,7 +190,6 @@
       board.undoMove();
     } while (colour !== state.human);
     state.searchEstimate = false;
-    state.evaluationId = null;
     update();
   }
 
