@@ -8,6 +8,7 @@ import pytest
 from gomoku.training import ablation
 from gomoku.training.ablation import Variant, format_ablation, run_ablation
 from gomoku.training.config import ConfigError, load_config
+from gomoku.training.metrics import IterationRecord
 from tests.fakes import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,3 +125,15 @@ def test_a_variant_is_rated_with_the_search_rules_it_trained_with(tmp_path, monk
     config = load_config("configs/smoke.yaml", ["search.vct=false", "search.leaves_per_step=4"])
     assert ablation.rate_variant(config, tmp_path, ["random"], games=2, seed=0) == []
     assert (asked["forced_moves"], asked["vcf"], asked["vct"], asked["leaves_per_step"]) == (True, True, False, 4)
+
+
+def test_the_self_play_speed_of_older_metrics_is_unknown_not_a_crash():
+    """Records written before ``positions`` or ``selfplay_s`` existed gave a TypeError; an older
+    results file (no ``positions_per_s``) loads, and the table says n/a."""
+    new = [IterationRecord(1, 4, positions=100, selfplay_s=20.0), IterationRecord(2, 8, positions=300, selfplay_s=30.0)]
+    assert ablation.selfplay_speed(new) == pytest.approx(6.0)
+    assert ablation.selfplay_speed([IterationRecord(1, 4, selfplay_s=20.0)]) is None
+    assert ablation.selfplay_speed([IterationRecord(1, 4), IterationRecord(2, 8, positions=30, selfplay_s=3.0)]) is None
+    assert ablation.selfplay_speed([]) is None
+    old = ablation.VariantResult("base", [], 5.0, 5.2, 3, 12, 0, [])
+    assert old.positions_per_s is None and format_ablation([old]).splitlines()[2].endswith("| 12 | n/a |")

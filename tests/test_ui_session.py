@@ -297,3 +297,21 @@ def test_the_window_modules_import_each_other_without_a_cycle():
     assert not graph["frame"] & {"app", "draw", "panel", "paint", "layout", "look"}  # the frame knows no window
     assert "draw" not in graph["panel"] and "app" not in set().union(*(graph[m] for m in graph if m != "app"))
     assert in_a_cycle({**graph, "frame": graph["frame"] | {"app"}}) >= {"app", "frame"}  # the check sees one
+
+
+def test_a_saved_game_names_who_played_each_colour_after_a_swap_in_mid_game():
+    """The header named colours by the sides at the end: after a swap, the person's first moves
+    were saved as the AI's. Each colour now lists its players, and its moves name their own."""
+    game = Session(9, BLACK)
+    game.play(p("E5"), Author.YOU)
+    game.play(p("D4"), Author.AI, "az:m.pt:400")
+    assert not game.swap() and game.human == WHITE  # the AI takes Black, to move
+    game.play(p("F5"), Author.AI, "az:m.pt:400")
+    game.play(p("D5"), Author.YOU)
+    lines = game.to_text("az:m.pt:400").splitlines()
+    assert lines[2:4] == ["# black: you, az:m.pt:400", "# white: az:m.pt:400, you"]
+    assert lines[4:] == ["E5  # you", "D4  # az:m.pt:400", "F5  # az:m.pt:400", "D5  # you"]
+    saved = parse_game("\n".join(lines))
+    assert saved.moves == game.position() and saved.human_colour() is None
+    setup = Session(9, WHITE, (p("E5"),))  # a set-up move names nobody: the colours keep their sides
+    assert setup.to_text("minimax:2").splitlines()[2:4] == ["# black: minimax:2", "# white: you"]

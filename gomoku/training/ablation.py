@@ -59,8 +59,9 @@ class VariantResult:
     seed: int  # the evaluation's
     matches: list[dict] = field(default_factory=list)
     # The run's self-play speed (positions per second of self-play): the machine's pace, so that
-    # rows trained on different days (a machine ~2x faster or slower) can be told apart.
-    positions_per_s: float = 0.0
+    # rows trained on different days (a machine ~2x faster or slower) can be told apart. None:
+    # unknown (the run's metrics predate the fields it is read from, or an older results file).
+    positions_per_s: float | None = None
 
     def same_rating(self, minutes: float, opponents: Sequence[str], games: int, seed: int) -> bool:
         return (self.minutes == minutes and self.seed == seed
@@ -92,10 +93,13 @@ def run_records(run_dir: Path) -> list[IterationRecord]:
     return read_records(run_dir / METRICS)
 
 
-def selfplay_speed(records: Sequence[IterationRecord]) -> float:
-    """Positions per second of self-play over the whole run."""
-    seconds = sum(r.selfplay_s for r in records)
-    return records[-1].positions / seconds if records and seconds > 0 else 0.0
+def selfplay_speed(records: Sequence[IterationRecord]) -> float | None:
+    """Positions per second of self-play over the whole run; None when a record lacks the
+    positions or the self-play time (metrics written before those fields were)."""
+    seconds = [r.selfplay_s for r in records]
+    if not records or records[-1].positions is None or None in seconds or sum(seconds) <= 0:
+        return None
+    return records[-1].positions / sum(seconds)
 
 
 def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool = False) -> None:
@@ -185,6 +189,10 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
     return [results[v.name] for v in variants]
 
 
+def _speed_text(positions_per_s: float | None) -> str:
+    return "n/a" if positions_per_s is None else f"{positions_per_s:.1f}"
+
+
 def format_ablation(results: Sequence[VariantResult]) -> str:
     """A Markdown table: one row per variant, W-D-L and score per opponent."""
     opponents = [m["opponent"] for m in results[0].matches] if results else []
@@ -193,5 +201,5 @@ def format_ablation(results: Sequence[VariantResult]) -> str:
     for r in results:
         cells = [f"{m['wins']}-{m['draws']}-{m['losses']} ({m['score']:.2f})" for m in r.matches]
         rows.append("| " + " | ".join([r.name, " ".join(r.overrides) or "(none)", f"{r.wall_minutes:.1f}",
-                                       str(r.games), f"{r.positions_per_s:.1f}", *cells]) + " |")
+                                       str(r.games), _speed_text(r.positions_per_s), *cells]) + " |")
     return "\n".join(rows)

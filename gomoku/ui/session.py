@@ -208,14 +208,25 @@ class Session:
 
     # -------------------------------------------------------------------------- saving
     def to_text(self, ai_name: str) -> str:
-        """The game as saved text. The AI's header is the setting its moves were played at
-        (``ai_name`` when it has played none); when that changed during the game, the header
-        lists the settings and each AI move names its own."""
-        settings = list(dict.fromkeys(p.player or ai_name for p in self.history if p.by == Author.AI))
-        names = {self.human: YOU_NAME, self.ai_colour: ", ".join(settings) or ai_name}
-        notes = [p.player or ai_name if p.by == Author.AI and len(settings) > 1 else "" for p in self.history]
-        return format_game(self.size, [p.move for p in self.history], names[BLACK], names[WHITE],
-                           self.result_text(), notes, self.n_in_row)
+        """The game as saved text. Each colour's header names who played its moves: ``you``, or
+        the AI's setting when it played them (``ai_name`` for a colour nobody has played yet). A
+        colour played by more than one (the AI's setting changed, or a swap in mid-game) lists
+        them all, and each of its moves names its own player."""
+        players = [self._player_name(played, ai_name) for played in self.history]
+        names = {}
+        for colour in (BLACK, WHITE):
+            named = [name for ply, name in enumerate(players) if name and self.to_move_at(ply) == colour]
+            names[colour] = list(dict.fromkeys(named)) or [YOU_NAME if colour == self.human else ai_name]
+        notes = [name if len(names[self.to_move_at(ply)]) > 1 else "" for ply, name in enumerate(players)]
+        return format_game(self.size, [p.move for p in self.history], ", ".join(names[BLACK]),
+                           ", ".join(names[WHITE]), self.result_text(), notes, self.n_in_row)
+
+    @staticmethod
+    def _player_name(played: Played, ai_name: str) -> str:
+        """Who played a move, as a saved game names it: ``you``, the AI's setting, or "" (set-up)."""
+        if played.by == Author.YOU:
+            return YOU_NAME
+        return (played.player or ai_name) if played.by == Author.AI else ""
 
 
 def describe_undo(taken: tuple[Played, ...], board: Board) -> str:
