@@ -91,7 +91,9 @@ def bench(site: Path, moves: int, playouts: int, size: int = 9) -> dict:
             "median_ms": statistics.median(times) if times else None}
 
 
-def screenshot(site: Path, path: Path) -> None:
+def screenshot(site: Path, path: Path) -> list[int]:
+    """Play a few moves on the page (the person's chosen by minimax depth 2) and save a picture of
+    it; returns the moves shown."""
     from gomoku import Board
     from gomoku.players import MinimaxPlayer
     from gomoku.web.browser import Chromium, Page, StaticServer
@@ -99,11 +101,12 @@ def screenshot(site: Path, path: Path) -> None:
     with StaticServer(site) as server, Chromium(width=1100, height=780) as browser:
         page = Page(browser, server.url)
         page.select("numbers", "true")
+        size = page.size()  # the model's board (a pooled net's page may open on 15x15)
         for _ in range(SCREENSHOT_TURNS):
             if page.wait_state("human", "over", timeout=600) == "over":
                 break
             played = page.moves()
-            page.click_point(MinimaxPlayer(2).get_action(Board.from_moves(played)))
+            page.click_point(MinimaxPlayer(2).get_action(Board.from_moves(played, size, size)))
             browser.wait_for(f"document.body.dataset.moves.split(',').length >= {len(played) + 2} "
                              "|| document.body.dataset.state === 'over'", timeout=600)
         page.wait_state("human", "over", timeout=600)
@@ -111,6 +114,7 @@ def screenshot(site: Path, path: Path) -> None:
         time.sleep(0.5)  # the bar's transition
         path.parent.mkdir(parents=True, exist_ok=True)
         browser.screenshot(path)
+        return page.moves()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -823,3 +823,17 @@ def test_page_net_with_a_resnet_matches_torch(resnet_site, tmp_path):
     assert full == answer
     fc_net = _resnet_net(9, head="fc", channels=8, blocks=2, seed=1)
     _assert_page_net_matches_torch(fc_net, write_site(*net_payload(fc_net), tmp_path / "fc"), sizes=(9,))
+
+
+@needs_chromium
+def test_the_export_screenshot_plays_on_the_pages_board(pooled_site, tmp_path, monkeypatch):
+    """The screenshot's person (minimax) chose its moves on a 9x9 board whatever the page's: on a
+    pooled 15x15 net's page its first click fell off the centre and the next position was illegal."""
+    script = load_script("export_web")
+    monkeypatch.setattr(script, "SCREENSHOT_TURNS", 2)
+    _, site = pooled_site
+    out = tmp_path / "shot.png"
+    moves = script.screenshot(site, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(moves) == 4 and moves[0] == 112  # H8, the centre of 15x15 (40 is E5's number on 9x9)
+    assert Board.from_moves(moves, 15, 15).moves == moves

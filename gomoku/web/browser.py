@@ -328,6 +328,10 @@ class Page:
         text = self.browser.evaluate("document.body.dataset.moves || ''")
         return [int(m) for m in text.split(",")] if text else []
 
+    def size(self) -> int:
+        """The side of the board the page plays now (its size menu)."""
+        return int(self.browser.evaluate("document.getElementById('size').value"))
+
     def winner(self) -> int | None:
         text = self.browser.evaluate("document.body.dataset.winner || ''")
         return int(text) if text else None
