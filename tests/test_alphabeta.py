@@ -9,7 +9,7 @@ from gomoku.players import PLAYER_SPECS_HELP, make_player
 from gomoku.players.alphabeta import VCT_NODES, AlphaBetaPlayer, _Search
 from gomoku.players.classical import _cells
 from mcts.geometry import Geometry
-from mcts.threats import VcfSolver
+from mcts.threats import MIN_N_IN_ROW, VcfSolver
 from mcts.vct import VctSolver
 from boards import at, position
 
@@ -199,14 +199,18 @@ def test_seeded_games_repeat():
 
 @pytest.mark.parametrize("width, height, n_in_row", [(4, 4, 1), (6, 6, 2), (5, 5, 3), (7, 5, 4)])
 def test_plays_whole_games_on_small_rules(width, height, n_in_row):
-    """Lines too short for threats (n_in_row < 3) get no threat solvers; the rest plays on."""
+    """Lines too short for threats (n_in_row < 3) get no threat solvers; the rest plays on. A line
+    of one or two cannot be stopped: Black completes it on its first or second move."""
     black, white = make_player("ab:3:vct", seed=1), make_player("ab:2", seed=2)
+    solvers = black.solvers(Geometry(width, height, n_in_row))
+    assert [type(s) for s in solvers] == ([] if n_in_row < MIN_N_IN_ROW else [VcfSolver, VctSolver])
     board = Board(width, height, n_in_row)
     while not board.game_end()[0]:
         move = (black if board.current_player == 1 else white).get_action(board)
         assert move in board.availables
         board.do_move(move)
-    assert board.game_end()[1] in (1, 2) or len(board.moves) == width * height
+    if n_in_row < MIN_N_IN_ROW:
+        assert board.game_end() == (True, 1) and len(board.moves) == 2 * n_in_row - 1
 
 
 # ---------------------------------------------------------------- specs

@@ -75,6 +75,13 @@ def test_augmentation_keeps_planes_and_policy_consistent():
                 last = int(s[2].ravel().argmax())
                 assert s[0].ravel()[last] + s[1].ravel()[last] == 1
             assert (outcomes == 0.5).all()
+            # Every point's policy moves as its planes do: a policy on the stones of plane 0 lands
+            # on plane 0's stones in each image (a policy turned the other way than the planes on
+            # the 90 and 270 degree turns passed the checks above).
+            on_stones = state[0, 0].ravel()[None].astype(np.float64)
+            images, stone_policies, _ = augment(state, on_stones, np.array([0.5]))
+            for s, p in zip(images, stone_policies, strict=True):
+                np.testing.assert_array_equal(p, s[0].ravel())
             # The identity comes first and is unchanged.
             np.testing.assert_array_equal(states[0], state[0])
 

@@ -48,6 +48,26 @@ def test_remote_evaluators_get_what_the_net_gives():
             assert not remote_priors[~legal].any()
 
 
+def test_requests_waiting_together_are_one_network_call():
+    """Every worker's request already waiting is served by one call, each worker answered with
+    its own rows (the test above only bounds the calls by the requests)."""
+    torch.manual_seed(0)
+    local = NetEvaluator(build_net(NetConfig(6, 6)))
+    requests, answers = queue.Queue(), [queue.Queue() for _ in range(3)]
+    rng = np.random.default_rng(1)
+    leaves = [random_leaves(rng, n)[0] for n in (2, 1, 3)]
+    for worker in (2, 0, 1):  # out of order: the answers go by worker, not by position in the batch
+        requests.put((worker, leaves[worker]))
+    server = InferenceServer(local, requests, answers)
+    got = [answers[i].get(timeout=30) for i in range(3)]
+    server.close()
+    assert server.error is None and (server.batches, server.positions) == (1, 6)
+    for planes, (policy, values) in zip(leaves, got, strict=True):
+        expected_policy, expected_values = local.policy_value(planes)
+        np.testing.assert_allclose(policy, expected_policy, atol=1e-6)
+        np.testing.assert_allclose(values, expected_values, atol=1e-6)
+
+
 def test_a_failing_server_reports_its_error():
     class Broken:
         def policy_value(self, planes):

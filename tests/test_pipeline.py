@@ -207,6 +207,13 @@ def test_kill_saves_and_resumes(tmp_path):
     assert saved["iteration"] == len(lines) >= 1
     assert f"the run is saved in {run} at iteration {saved['iteration']} (continue with --resume)" in err
     assert not [p for p in run.rglob("*") if p.name.endswith(".tmp")]
+    # And it resumes from there: the next record is the next iteration, its games counted on.
+    resumed = TrainPipeline(None, run, resume=True, progress=False,
+                            overrides=[f"train.game_batch_num={saved['games_played'] + 1}"])
+    resumed.run()
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in records] == list(range(1, saved["iteration"] + 2))
+    assert records[-1]["games"] > saved["games_played"] == records[-2]["games"]
 
 
 # ---------------------------------------------------------------------------- a run loses nothing

@@ -231,18 +231,15 @@ def test_the_window_stays_responsive_and_closes_mid_search(make_app):
     click(app, E5)
     wait_thinking(app)
     job = app.thinker.job
-    slowest = 0.0
-    for _ in range(5):
-        started = time.perf_counter()
+    for _ in range(5):  # each frame returns while the search goes on in its thread
         app.step()
-        slowest = max(slowest, time.perf_counter() - started)
-    assert slowest < 0.5
+        assert job.thread.is_alive() and app.thinker.job is job
     assert "AI thinking" in app.status_text()
-    started = time.perf_counter()
     pygame.event.post(pygame.event.Event(pygame.QUIT))
-    app.run()  # takes the QUIT, stops the search, closes the window
-    assert time.perf_counter() - started < 2.0
+    app.run()  # takes the QUIT, stops the search (seconds of it left), closes the window
     assert not app.running and not job.thread.is_alive()
+    stopped = job.answer().analysis
+    assert stopped.state == SearchState.STOPPED and stopped.playouts < 20000  # SLOW_AI's playouts
 
 
 # ---------------------------------------------------------------------------- AI choice
@@ -367,13 +364,19 @@ def test_importing_gomoku_does_not_import_pygame():
 
 
 def test_torch_threads_are_restored_after_the_apps_close(make_app, tmp_path):
+    """The windows' AI threads use 1 torch thread; the last to close gives back the count before
+    (3 here: the test workers run with 1, which would not tell a restore from none)."""
     torch = pytest.importorskip("torch")
     before = torch.get_num_threads()
-    model = save_net(tmp_path / "net.pt", 9)
-    first = make_app(f"az:{model}:10")
-    second = make_app(f"az:{model}:10")
-    assert torch.get_num_threads() == 1
-    first.close()
-    assert torch.get_num_threads() == 1
-    second.close()
-    assert torch.get_num_threads() == before
+    torch.set_num_threads(3)
+    try:
+        model = save_net(tmp_path / "net.pt", 9)
+        first = make_app(f"az:{model}:10")
+        second = make_app(f"az:{model}:10")
+        assert torch.get_num_threads() == 1
+        first.close()
+        assert torch.get_num_threads() == 1
+        second.close()
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)

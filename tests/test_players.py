@@ -372,10 +372,11 @@ def test_a_time_limited_search_stops_once_one_move_is_left():
     player = search.AlphaZeroPlayer(UniformEvaluator(), n_playout=None, seconds=30.0)
     assert player.get_action(board) == 4
     assert player.last_playouts == player.ROUND_PLAYOUTS  # one round, not 30 seconds
-    player.early_stop = False
-    player.seconds = 0.2
+    player.early_stop = False  # without the early stop it searches on while its clock allows
     player.reset()
-    assert player.get_action(board) == 4 and player.last_playouts > player.ROUND_PLAYOUTS
+    ticks = iter(range(60, -10**9, -1))  # a fake clock: sixty readings with time left, then none
+    result = player.analyse(board, time_left=lambda: next(ticks))
+    assert result.best_move() == 4 and result.playouts > player.ROUND_PLAYOUTS
 
 
 def test_the_evaluation_cache_answers_exactly_and_counts():

@@ -314,10 +314,10 @@ def test_page_search_matches_python_search(site, name):
     jobs = [{"moves": sequence, "playouts": PLAYOUTS, "evaluator": "formula", "config": _js_config(options)}
             for sequence in sequences]
     answer = run_node(site, {"search": jobs})["search"]
-    for sequence, js_results in zip(sequences, answer):
+    for sequence, js_results in zip(sequences, answer, strict=True):
         search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=PLAYOUTS, **options),
                              rng=np.random.default_rng(0))
-        for moves, js in zip(sequence, js_results):
+        for moves, js in zip(sequence, js_results, strict=True):
             result = search.search([Board.from_moves(moves)])[0]
             assert np.array_equal(np.array(js["visits"]), result.visits), (name, moves)
             assert js["bestMove"] == result.best_move()
@@ -342,7 +342,7 @@ def test_page_players_choose_the_python_players_moves(site):
     jobs = [{"kind": kind, "depth": depth, "moves": moves}
             for moves in positions for kind, depth in (("heuristic", 0), ("minimax", 2), ("ab", 1), ("ab", 3))]
     answer = run_node(site, {"players": jobs})["players"]
-    for job, move in zip(jobs, answer):
+    for job, move in zip(jobs, answer, strict=True):
         board = Board.from_moves(job["moves"])
         makers = {"heuristic": lambda _: HeuristicPlayer(), "minimax": MinimaxPlayer, "ab": AlphaBetaPlayer}
         assert move == makers[job["kind"]](job["depth"]).get_action(board), job
@@ -358,7 +358,7 @@ def test_page_vcf_solver_matches_python(site):
     answer = run_node(site, {"vcf": jobs})["vcf"]
     solver = threats.VcfSolver(Geometry(9, 9, 5))
     wins = 0
-    for job, js in zip(jobs, answer):
+    for job, js in zip(jobs, answer, strict=True):
         board = Board.from_moves(job["moves"])
         cells = np.zeros(82, dtype=np.int8)
         for i, move in enumerate(board.moves):
@@ -394,11 +394,12 @@ def test_page_vct_solver_matches_python(site):
     expected = [solver.solve(_cells_of(job["moves"]), job["attacker"], job["nodes"]) for job in jobs]
     defended = [job for job, result in zip(jobs, expected) if result.win and result.nodes > 0][:5]
     answer = run_node(site, {"vct": jobs + [dict(job, defences=True) for job in defended]})["vct"]
+    assert len(answer) == len(jobs) + len(defended)
     for job, result, js in zip(jobs, expected, answer):
         assert (js["status"], js["move"], js["nodes"]) == (result.status.value, result.move, result.nodes), job
     statuses = [result.status.value for result in expected]
     assert min(statuses.count(status) for status in ("win", "no win", "unknown")) >= 20
-    for job, js in zip(defended, answer[len(jobs):]):
+    for job, js in zip(defended, answer[len(jobs):], strict=True):
         cells = _cells_of(job["moves"])
         empty = np.flatnonzero(cells[:-1] == 0)
         stops = solver.defences(cells, 3 - job["attacker"], empty, job["nodes"])
@@ -471,10 +472,10 @@ def test_page_alphazero_player_deep_checks_match_python(site):
     answer = run_node(site, {"az": [{"moves": job["moves"], "playouts": PLAYOUTS, "evaluator": "formula",
                                      "config": job["config"], "checkNodes": CHECK_NODES} for job in jobs]})["az"]
     refuted = 0
-    for job, js_results in zip(jobs, answer):
+    for job, js_results in zip(jobs, answer, strict=True):
         player = AlphaZeroPlayer(FormulaEvaluator(), n_playout=PLAYOUTS, vcf=job.get("vcf", True),
                                  vct_nodes=job.get("vct_nodes", DEFAULT_VCT_NODES), check_nodes=CHECK_NODES)
-        for moves, js in zip(job["moves"], js_results):
+        for moves, js in zip(job["moves"], js_results, strict=True):
             result = player.analyse(Board.from_moves(moves))
             assert np.array_equal(np.array(js["visits"]), result.visits), moves
             assert (js["bestMove"], js["playouts"], tuple(js["refuted"])) == (
@@ -638,7 +639,7 @@ def _assert_page_net_matches_torch(net, site: Path, sizes: tuple[int, ...]) -> l
     jobs = [{"moves": moves, "size": size} for size in sizes for moves in _positions(size, 8, seed=size)]
     answer = run_node(site, {"net": jobs})["net"]
     for size in sizes:
-        mine = [(job, js) for job, js in zip(jobs, answer) if job["size"] == size]
+        mine = [(job, js) for job, js in zip(jobs, answer, strict=True) if job["size"] == size]
         planes = torch.from_numpy(np.stack([Board.from_moves(job["moves"], size, size, 5).current_state()
                                             for job, _ in mine]))
         with torch.inference_mode():
@@ -660,7 +661,7 @@ def test_page_search_of_one_position_again_and_again_matches_python(site):
                                          "config": _js_config({})}]})["search"][0]
     search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=50), rng=np.random.default_rng(0))
     totals = []
-    for moves, js in zip(sequence, answer):
+    for moves, js in zip(sequence, answer, strict=True):
         result = search.search([Board.from_moves(moves)])[0]
         assert np.array_equal(np.array(js["visits"]), result.visits)
         totals.append(int(result.visits.sum()))
@@ -682,10 +683,10 @@ def test_page_search_and_players_at_15x15_match_python(pooled_site):
                              "players": jobs})
     search = BatchedMCTS(FormulaEvaluator(), 15, 15, 5, SearchConfig(n_playout=PLAYOUTS, **options),
                          rng=np.random.default_rng(0))
-    for moves, js in zip(sequence, answer["search"][0]):
+    for moves, js in zip(sequence, answer["search"][0], strict=True):
         result = search.search([Board.from_moves(moves, 15, 15, 5)])[0]
         assert np.array_equal(np.array(js["visits"]), result.visits), moves
-    for job, move in zip(jobs, answer["players"]):
+    for job, move in zip(jobs, answer["players"], strict=True):
         board = Board.from_moves(job["moves"], 15, 15, 5)
         python = (MinimaxPlayer if job["kind"] == "minimax" else AlphaBetaPlayer)(job["depth"])
         assert move == python.get_action(board), job
