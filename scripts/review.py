@@ -8,7 +8,8 @@ win by fours and threes (VCT), and whether another move there kept it out.
 Verdicts (gomoku/game/review.py): "let in" (another move there left no VCT: a threat search at this
 budget would have avoided the loss), "unsettled" (no other move proved safe, some out of budget),
 "lost before" (every move there gives a VCT: the attack began earlier, with a move that was not a
-threat, or was longer than the budget saw).
+threat, or was longer than the budget saw), "lost in the opening" (a match's random opening left the
+winner its line to make at once).
 """
 
 from __future__ import annotations
@@ -36,9 +37,15 @@ def describe(review: Review, board: Board) -> str:
     """The review in one line, the points named on ``board``'s shape."""
     name = lambda move: format_point(board, move)  # noqa: E731
     where = f"ply {review.ply} {name(review.move)}"
+    if review.verdict is Verdict.LOST_IN_OPENING:
+        return f"lost in the opening: the start position ({review.ply} stones) let the winner make its line " \
+               f"at once ({name(review.reply)})"
     if review.verdict is Verdict.LOST_BEFORE:
         return f"lost before {where}: every move there gives the winner a VCT (after {name(review.move)}: " \
                f"{name(review.reply)})"
+    if review.verdict is Verdict.UNSETTLED:
+        return f"unsettled at {where}: the winner has a VCT ({name(review.reply)}); no other move proved safe, " \
+               f"{len(review.unsettled)} out of budget"
     text = f"{where} let in a VCT (the winner's {name(review.reply)})"
     if review.safe:
         shown = ", ".join(name(m) for m in review.safe[:SHOWN_MOVES])

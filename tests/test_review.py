@@ -6,7 +6,7 @@ import json
 import pytest
 
 from gomoku.game.board import Board
-from gomoku.game.review import Verdict, review_loss
+from gomoku.game.review import Review, Verdict, review_loss
 from gomoku.players import format_point
 from gomoku.players.classical import _cells
 from gomoku.ui.session import parse_game
@@ -63,6 +63,34 @@ def test_an_openings_stones_are_never_the_turning_point():
     assert review_loss(moves, loser=2, nodes=20_000, opening=7).ply == 8
     later = review_loss(moves, loser=2, nodes=20_000, opening=8)
     assert later.ply > 8 and later.ply % 2 == 0 and later.verdict is Verdict.LOST_BEFORE
+
+
+OPENING_LOSS = "A9,A1,C9,B1,E9,C1,G9,D1,I9,E1"  # nine opening stones leave White's four: E1 at once
+
+
+def test_a_game_the_loser_never_moved_in_after_the_opening_is_lost_in_the_opening(tmp_path, capsys):
+    """A random opening may leave the side to move its five (clock_match's 21-stone openings do, in
+    22 of 300): the review said "unreachable" with an AssertionError, and review.py stopped."""
+    moves = parse_game(OPENING_LOSS).moves
+    review = review_loss(moves, loser=1, opening=9)
+    assert review == Review(Verdict.LOST_IN_OPENING, 9, moves[8], moves[9])
+    assert review_loss(moves, loser=1, opening=8).verdict is not Verdict.LOST_IN_OPENING  # I9 was Black's
+    line = {"player": "heuristic", "opponent": "heuristic", "game": 2, "width": 9, "height": 9, "n_in_row": 5,
+            "player_colour": "black", "result": "loss", "plies": 10, "moves": OPENING_LOSS, "forfeit": None,
+            "opening": 9}
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(line) + "\n" + json.dumps({**line, "game": 4, "moves": LET_IN_GAME, "opening": 0})
+                     + "\n")
+    assert load_script("review").main([str(games), "--nodes", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("heuristic game 2 (player black, 10 plies): lost in the opening: the start position "
+                      "(9 stones) let the winner make its line at once (E1)")
+    unsettled = review_loss(parse_game(LET_IN_GAME).moves, loser=1, nodes=3)  # too small a budget to settle
+    assert unsettled.verdict is Verdict.UNSETTLED and len(unsettled.unsettled) == 2
+    assert out[1] == (f"heuristic game 4 (player black, 10 plies): unsettled at ply 7 "
+                      f"{format_point(Board(), unsettled.move)}: the winner has a VCT "
+                      f"({format_point(Board(), unsettled.reply)}); no other move proved safe, 2 out of budget")
+    assert out[2] == "2 lost game(s) reviewed; lost in the opening: 1; unsettled: 1"
 
 
 def test_a_game_not_lost_by_the_loser_is_refused():

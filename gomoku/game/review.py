@@ -8,8 +8,10 @@ Then every other move the loser had there is tried the same way:
 - ``UNSETTLED``: no other move is proved safe, but the solver ran out of budget on some of them;
 - ``LOST_BEFORE``: every move there gives the winner a proved VCT, so the game was lost earlier,
   to an attack that was not a VCT where it began (a quiet move first) or that was longer than the
-  budget saw.
-A turning point always exists: at the latest, the loser's last move left the winner its five.
+  budget saw;
+- ``LOST_IN_OPENING``: the loser never moved after the opening (the start position of a match's
+  random opening let the side to move win at once): no move of the loser's to blame.
+Otherwise a turning point always exists: at the latest, the loser's last move left the winner its five.
 
 This is the in-house form of the judge of issue 25 (a strong engine replaying the loser's moves).
 """
@@ -33,6 +35,7 @@ class Verdict(enum.Enum):
     LET_IN = "let in"
     UNSETTLED = "unsettled"
     LOST_BEFORE = "lost before"
+    LOST_IN_OPENING = "lost in the opening"
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,8 @@ class Review:
     """The review of one lost game: the verdict, the turning point (``ply``, 1-based, and the
     loser's ``move``), the winner's first move of its VCT there (``reply``), the loser's other
     moves after which the winner has no proved VCT (``safe``) and those the solver left unsettled
-    (``unsettled``), ascending."""
+    (``unsettled``), ascending. ``LOST_IN_OPENING``: ``ply`` and ``move`` are the opening's last,
+    ``reply`` the winner's winning move."""
 
     verdict: Verdict
     ply: int
@@ -54,7 +58,8 @@ def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 
                 start_player: int = 1, nodes: int = REVIEW_NODES, opening: int = 0) -> Review:
     """Review a game that ``loser`` (1 or 2, the stones) lost, from its ``moves`` (ValueError
     when they do not end with the other side's line); the first ``opening`` moves were the start
-    position's, played by neither side, so none of them is a turning point."""
+    position's, played by neither side, so none of them is a turning point (and a game the loser
+    never moved in after them is ``LOST_IN_OPENING``)."""
     if loser not in (1, 2):
         raise ValueError(f"loser must be 1 or 2, got {loser!r}")
     winner = other(loser)
@@ -62,17 +67,21 @@ def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 
         raise ValueError(f"the moves do not end in a win for stones {winner}")
     solver = VctSolver(Geometry(width, height, n_in_row), nodes)
     board = Board(width, height, n_in_row, start_player)
+    loser_moved = False
     for ply, move in enumerate(moves, 1):
         mover = board.current_player
         board.do_move(move)
         if mover != loser or ply <= opening or board.game_end()[0]:
             continue
+        loser_moved = True
         found = solver.solve(_cells(board), winner)
         if found.win:
             before = Board.from_moves(moves[:ply - 1], width, height, n_in_row, start_player)
             safe, unsettled = _other_moves(solver, before, move, loser)
             verdict = Verdict.LET_IN if safe else Verdict.UNSETTLED if unsettled else Verdict.LOST_BEFORE
             return Review(verdict, ply, move, found.move, safe, unsettled)
+    if not loser_moved:  # the opening left the winner a five to make at once
+        return Review(Verdict.LOST_IN_OPENING, opening, moves[opening - 1], moves[-1])
     raise AssertionError("the loser's last move left the winner its five")  # checked above: unreachable
 
 
