@@ -158,15 +158,20 @@ class MatchResult:
     losses: int = 0
     records: list[GameRecord] = field(default_factory=list, repr=False)
     own_stones: list[int] = field(default_factory=list, repr=False)  # ``player``'s stones, per record
+    # Each record's game index in the match (0-based): its number is index + 1, and after an
+    # interrupted run with workers, the games finished need not be the first ones.
+    indices: list[int] = field(default_factory=list, repr=False)
 
     @property
     def games(self) -> int:
         return self.wins + self.draws + self.losses
 
-    def add(self, record: GameRecord, player_first: bool) -> None:
-        """Count a game in which ``player`` had the first stones (id 1) when ``player_first``."""
+    def add(self, record: GameRecord, player_first: bool, index: int | None = None) -> None:
+        """Count a game in which ``player`` had the first stones (id 1) when ``player_first``;
+        ``index``: its index in the match (default: the next)."""
         own_stone = 1 if player_first else 2
         self.own_stones.append(own_stone)
+        self.indices.append(len(self.records) if index is None else index)
         if record.winner == DRAW:
             self.draws += 1
         elif record.winner == own_stone:
@@ -192,9 +197,9 @@ class MatchResult:
         return total
 
     def forfeits(self) -> list[tuple[int, str, ForfeitRecord]]:
-        """(game index, "player" or "opponent", the forfeit) of each game lost by forfeit."""
+        """(game index in the match, "player" or "opponent", the forfeit) of each game lost by forfeit."""
         return [(index, "player" if record.forfeit.stone == own else "opponent", record.forfeit)
-                for index, (record, own) in enumerate(zip(self.records, self.own_stones)) if record.forfeit]
+                for index, record, own in zip(self.indices, self.records, self.own_stones) if record.forfeit]
 
     def format_row(self) -> str:
         counts = f"{self.opponent:<{NAME_WIDTH}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
@@ -251,7 +256,7 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
     forfeit's reason."""
     lines = []
     for result in results:
-        for index, (record, own) in enumerate(zip(result.records, result.own_stones)):
+        for index, record, own in zip(result.indices, result.records, result.own_stones):
             board = Board(record.width, record.height, record.n_in_row, start_player=record.start_player)
             outcome = "draw" if record.winner == DRAW else "win" if record.winner == own else "loss"
             lines.append({"player": result.player, "opponent": result.opponent, "game": index + 1,
@@ -463,5 +468,5 @@ def _match_results(player_spec: str, opponent_specs: Sequence[str],
     for (match, index), record in sorted(records.items()):
         result = results[match]
         result.player, result.opponent = record.players[index % 2], record.players[1 - index % 2]
-        result.add(record, player_first=index % 2 == 0)
+        result.add(record, player_first=index % 2 == 0, index=index)
     return results
