@@ -44,7 +44,11 @@ def load_evaluator(path: str | os.PathLike, runtime: str = "auto", device: str |
 
     path = Path(path)
     if path.suffix.lower() == ".onnx":
+        from nets.checkpoint import CheckpointError
         from nets.onnx_export import require
+
+        if not path.is_file():
+            raise CheckpointError(f"no checkpoint at {path}")
 
         require("onnxruntime")
         from nets.onnx_evaluator import OnnxEvaluator

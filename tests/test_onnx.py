@@ -176,6 +176,20 @@ def test_a_file_that_is_not_onnx_is_refused_in_one_line(tmp_path):
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_missing_onnx_model_is_the_checkpoint_error_of_a_missing_pt(tmp_path, capsys):
+    """evaluate.py gave a missing .pt "no checkpoint at ..." and exit 2, a missing .onnx the raw
+    errno and exit 1 (a run failure)."""
+    from nets.checkpoint import CheckpointError
+    from nets.loading import load_evaluator
+
+    missing = tmp_path / "missing.onnx"
+    with pytest.raises(CheckpointError, match=f"^no checkpoint at {missing}$"):
+        load_evaluator(missing)
+    script = load_script("evaluate")
+    assert script.main(["--player", f"az:{missing}:20", "--opponent", "random", "--games", "1", "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: no checkpoint at {missing}"
+
+
 def test_the_in_memory_export_runs_like_the_file(exported):
     from nets.onnx_export import export_in_memory
 
