@@ -95,6 +95,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--games must be at least 1")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.seed < 0:
+        parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):
         parser.error(f"--seconds must be a positive number of seconds, got {args.seconds:g}")
     return args

@@ -99,6 +99,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="save the window as a PNG once the AI has answered (or at once when it is "
                         "your move), then exit; runs without a visible window")
     args = parser.parse_args(argv)
+    if args.seed is not None and args.seed < 0:
+        parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.playouts < 1:
         parser.error("--playouts must be at least 1")
     if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):

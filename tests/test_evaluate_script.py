@@ -355,3 +355,20 @@ def test_clock_match_ctrl_c_is_one_line_and_closes_the_players(monkeypatch, caps
     assert script.main(["--player", "heuristic", "--opponent", "random", "--openings", "1"]) == 130
     assert capsys.readouterr().err.strip() == "interrupted: no table (the games above are all there is)"
     assert len(closed) == 2
+
+
+def test_a_negative_seed_and_a_human_in_worker_processes_are_refused_in_one_line(capsys):
+    """numpy's "expected non-negative integer" named no option; a human player in worker
+    processes (no keyboard) killed a worker with a traceback."""
+    script = load_script("evaluate")
+    with pytest.raises(SystemExit) as refused:
+        script.main(["--player", "minimax:1", "--opponent", "random", "--games", "2", "--seed", "-1"])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(": error: --seed must be at least 0, got -1")
+    assert script.main(["--player", "human", "--opponent", "random", "--games", "2", "--workers", "2",
+                        "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: 'human' plays from the keyboard, which worker processes "
+                                               "do not have: use one worker")
+    with pytest.raises(SystemExit) as refused:
+        load_script("play").parse_args(["--seed", "-5"])
+    assert refused.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith("--seed must be at least 0, got -5")

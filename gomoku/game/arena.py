@@ -24,6 +24,7 @@ from gomoku.game.board import DRAW, Board, IllegalMoveError, other
 from gomoku.game.processes import run_in_processes
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, format_point, make_player
+from gomoku.players.classical import HumanPlayer
 
 log = logging.getLogger(__name__)
 
@@ -421,7 +422,11 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
         raise ValueError(f"games must be >= 1, got {games}")
     board = Board(width, height, n_in_row)  # a bad size raises here
     for spec in (player_spec, *opponent_specs):  # fail at once on a bad spec, checkpoint or board
-        check_board = getattr(make_player(spec, seed=0, seconds=seconds), "check_board", None)
+        built = make_player(spec, seed=0, seconds=seconds)
+        if workers > 1 and isinstance(built, HumanPlayer):
+            raise ValueError(f"{spec.strip()!r} plays from the keyboard, which worker processes do not "
+                             "have: use one worker")
+        check_board = getattr(built, "check_board", None)
         if check_board is not None:
             check_board(board)
     if workers <= 1 and "torch" in sys.modules:
