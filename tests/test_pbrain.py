@@ -5,6 +5,7 @@ Every read has a timeout, so a hung engine fails a test instead of hanging the s
 
 from __future__ import annotations
 
+import io
 import os
 import queue
 import re
@@ -22,6 +23,7 @@ import gomoku.pbrain.engine as engine_module
 from gomoku.pbrain.engine import PbrainEngine, forced_move
 from gomoku.pbrain.loader import AZ_PLAYOUTS, EngineOptions
 from gomoku.pbrain.protocol import ABOUT, ProtocolError, rebuild_board
+from gomoku.pbrain.server import serve
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "pbrain.py"
@@ -201,7 +203,6 @@ def test_malformed_input_is_answered_and_survived(engine_factory):
     assert engine.ask("\x00\x01garbage ,,,").startswith("UNKNOWN")
     for bad in ("TURN 99,99", "TURN a,b", "TURN -1,0", "TURN 4", "TURN", "TURN 1,2,3"):
         assert engine.ask(bad).startswith("ERROR"), bad
-    assert engine.ask("INFO timeout_turn soon").startswith("ERROR")
     reply = engine.ask("TURN 4,4")
     board = Board()
     board.do_move(40)
@@ -216,9 +217,10 @@ def test_malformed_input_is_answered_and_survived(engine_factory):
     assert engine.ask("BOARD", "1,1,7", "DONE").startswith("ERROR")
     assert engine.ask("BOARD", "1,1", "DONE").startswith("ERROR")
     assert engine.ask("BOARD", "10,1,2", "DONE").startswith("ERROR")
-    # Unknown INFO keys and the ignored ones give no answer at all.
+    # INFO gets no answer at all: unknown keys, the ignored ones, malformed values (logged).
     engine.send("INFO evaluate 3,4", "INFO folder /tmp", "INFO some_future_key 1", "INFO max_memory 83886080",
-                "INFO game_type 0", "INFO timeout_match 0", "INFO time_left 100000")
+                "INFO game_type 0", "INFO timeout_match 0", "INFO time_left 100000", "INFO timeout_turn soon",
+                "INFO")
     assert engine.ask("ABOUT") == ABOUT
     # Still playing the same game.
     board.do_move(0)
@@ -228,16 +230,17 @@ def test_malformed_input_is_answered_and_survived(engine_factory):
 def test_rules_other_than_freestyle_are_refused(engine_factory):
     engine = engine_factory("--opponent", "pure:50")
     assert engine.ask("START 9") == "OK"
-    assert engine.ask("INFO rule 1").startswith("ERROR")  # exactly five
-    assert engine.ask("BEGIN").startswith("ERROR")  # and no move until a playable rule
-    assert engine.ask("INFO rule 4").startswith("ERROR")  # renju
-    assert engine.ask("INFO rule 8").startswith("ERROR")  # caro
+    # INFO rule is not answered (the manager reads nothing after INFO); the moves asked for under
+    # a rule this engine cannot play are refused until a playable rule.
+    for rule in (1, 4, 8):  # exactly five, renju, caro
+        engine.send(f"INFO rule {rule}")
+        assert engine.ask("BEGIN").startswith(f"ERROR rule {rule} ")
     engine.send("INFO rule 2")  # continuous game: freestyle play is fine, no answer
     assert engine.ask("ABOUT") == ABOUT
     first = engine.ask("BEGIN")
     parse_move(Board(), first)
     # A TURN refused for its rule puts no stone on: sent again under a playable rule, it is played.
-    assert engine.ask("INFO rule 4").startswith("ERROR")
+    engine.send("INFO rule 4")
     free = "0,0" if first != "0,0" else "8,8"
     assert engine.ask(f"TURN {free}").startswith("ERROR rule 4")
     engine.send("INFO rule 0")
@@ -490,7 +493,7 @@ def test_protocol_parses_lines_into_records():
     assert p.parse_line(b"TURN 3,4") == p.Turn(3, 4)
     assert p.parse_line(b"INFO timeout_turn 500") == p.Info("timeout_turn", "500", 500)
     assert p.parse_line(b"INFO folder /tmp/x y") == p.Info("folder", "/tmp/x y")
-    assert isinstance(p.parse_line(b"INFO timeout_turn 1_000"), p.Malformed)
+    assert isinstance(p.parse_line(b"INFO timeout_turn 1_000"), p.BadInfo)
     assert isinstance(p.parse_line("TURN \u0664,\u0664"), p.Malformed)  # Arabic-Indic digits are not moves
     assert isinstance(p.parse_line(b"TURN 4,\xff4"), p.Undecodable)
     assert isinstance(p.parse_line(b"a" * (p.MAX_LINE_BYTES + 1)), p.Undecodable)
@@ -659,3 +662,116 @@ def test_a_decided_move_stops_the_search_early(random_model):
         engine.handle_line(line)
     assert out[-1] == "4,0"  # the only move that does not lose at once (forced-move rules)...
     assert engine.player.last_result.playouts == engine_module.TIMED_ROUND_PLAYOUTS  # ...after one round
+
+
+# ---------------------------------------------------------------------------- INFO, blocks, END, limits
+def test_info_is_never_answered(caplog):
+    """A manager reads nothing after INFO: a bad value is logged and ignored, an unplayable rule
+    refuses the moves asked for under it (a BOARD too, leaving the position as it was)."""
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random", seed=1), write=out.append)
+    engine.handle_line("START 9")
+    for line in ("INFO rule 1", "INFO rule 4", "INFO timeout_turn 1000ms", "INFO time_left soon", "INFO",
+                 "INFO max_memory 1e9", "INFO rule \u0661"):
+        assert engine.handle_line(line) is True
+    assert out == ["OK"]
+    assert engine.rule == 4 and engine.timeout_turn is None and engine.time_left is None and engine.max_memory is None
+    assert "INFO timeout_turn expects an integer, got '1000ms': ignored" in caplog.text
+    engine.handle_line("BEGIN")
+    assert out[-1] == "ERROR rule 4 (renju) is not supported; send INFO rule 0"
+    for line in ("BOARD", "4,4,2", "DONE"):
+        engine.handle_line(line)
+    assert out[-1] == "ERROR rule 4 (renju) is not supported; send INFO rule 0"
+    engine.handle_line("INFO rule 0")
+    engine.handle_line("BEGIN")  # the refused BOARD left the board empty
+    assert len(out) == 4 and engine.board.moves == [parse_move(Board(), out[-1])]
+
+
+def test_swap2board_is_one_block_answered_once():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random", seed=1), write=out.append)
+    for line in ("START 9", "SWAP2BOARD", "7,7", "", "8,8", "6,6", "DONE"):
+        engine.handle_line(line)
+    assert out == ["OK", "UNKNOWN command 'SWAP2BOARD'"]
+    # Broken by a line that is not a stone: answered, and that line runs as a command of its own.
+    for line in ("SWAP2BOARD", "7,7", "ABOUT"):
+        engine.handle_line(line)
+    assert out[2:] == ["UNKNOWN command 'SWAP2BOARD'", ABOUT]
+    engine.handle_line("TURN 0,0")  # the blocks left the game as it was
+    assert engine.board.moves[0] == 0 and len(engine.board.moves) == 2 and len(out) == 5
+
+
+def serve_bytes(script: bytes, engine: PbrainEngine) -> list[str]:
+    """The lines ``serve`` writes for ``script`` (the join is a hang guard)."""
+    stdout = io.BytesIO()
+    thread = threading.Thread(target=serve, args=(engine, io.BytesIO(script), stdout), daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "serve did not return"
+    return stdout.getvalue().decode("ascii").splitlines()
+
+
+def test_nothing_is_written_after_end():
+    """A search that only END can stop (far more playouts than any machine makes) is not answered
+    once END came; at the mere end of input it is."""
+    options = EngineOptions(player_spec=f"pure:{UNREACHABLE_PLAYOUTS}", seed=1, report=True)
+    assert serve_bytes(b"START 9\nBEGIN\nEND\n", PbrainEngine(options)) == ["OK"]
+    answers = serve_bytes(b"START 9\nBEGIN\n", PbrainEngine(options))
+    assert answers[0] == "OK" and answers[1].startswith("MESSAGE") and len(answers) == 3
+    parse_move(Board(), answers[2])
+
+
+def test_end_without_a_net_does_not_import_torch():
+    """Exiting clears the net exports only when a net was loaded: importing them for nothing took
+    most of a second at END (torch)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", str(SCRIPT), "--opponent", "heuristic"],
+                          input=b"START 9\nEND\n", capture_output=True, timeout=120, cwd=REPO_ROOT)
+    assert done.stdout == b"OK\n" and done.returncode == 0, done.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:")]
+    assert "gomoku.pbrain.engine" in imported
+    assert not [name for name in imported if name.split(".")[0] == "torch" or name == "nets.loading"]
+
+
+def test_huge_info_numbers_are_capped():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="pure:20", seed=1), write=out.append)
+    huge = "9" * 400
+    engine.handle_line(f"INFO max_memory {huge}")
+    engine.handle_line("START 9")
+    assert out == ["OK"] and engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
+    engine.handle_line(f"INFO timeout_turn {huge}")
+    engine.handle_line(f"INFO time_left {huge}")
+    assert engine.time_limit(Board()) == engine_module.MAX_LIMIT
+    engine.handle_line(f"INFO timeout_turn -{huge}")  # no turn limit; time_left runs out
+    engine.handle_line(f"INFO time_left -{huge}")
+    assert engine.think_seconds(Board()) == engine_module.MIN_THINK
+    assert out == ["OK"]
+
+
+def test_text_lines_are_bounded_and_digits_are_ascii():
+    from gomoku.pbrain import protocol as p
+
+    assert isinstance(p.parse_line("INFO timeout_turn " + "9" * 5000), p.Undecodable)  # int() refuses 4300 digits
+    assert isinstance(p.parse_line("START " + "9" * 5000), p.Undecodable)
+    assert isinstance(p.parse_line("START \u0661\u0662"), p.Malformed)  # Arabic-Indic 12
+    assert isinstance(p.parse_line("INFO timeout_turn \u0661\u0662"), p.BadInfo)
+    assert p.parse_line("START 12") == p.Start(12, 12)
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random"), write=out.append)
+    assert engine.handle_line("TURN 1," + "1" * 5000) is True
+    assert out == [f"ERROR line longer than {p.MAX_LINE_BYTES} characters"]
+
+
+def test_every_refused_board_leaves_the_position_unchanged_and_says_so():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random", seed=1), write=out.append)
+    for line in ("START 9", "TURN 4,4"):
+        engine.handle_line(line)
+    moves = list(engine.board.moves)
+    for stones in (["10,1,2"], ["1,-1,2"], ["1,1"], ["1,1,7"], ["1,1,3"], ["1,1,1", "1,1,2"], ["4,4,1", "0,0,1"],
+                   ["\u0661,1,2"], [f"{x},0,2" for x in range(5)] + [f"{x},8,1" for x in range(4)]):
+        for line in ("BOARD", *stones, "DONE"):
+            engine.handle_line(line)
+        assert out[-1].startswith("ERROR BOARD: ") and out[-1].endswith("; position unchanged"), (stones, out[-1])
+        assert engine.board.moves == moves

@@ -3,12 +3,15 @@
 ``PbrainEngine`` takes the records of ``gomoku.pbrain.protocol`` (``handle_line`` parses a raw
 line first) and calls ``write`` with each answer, so it can be tested without a subprocess;
 ``gomoku.pbrain.server.serve`` runs it on stdin/stdout. Bad input never ends it: every line is
-answered (``ERROR``, ``UNKNOWN``) or ignored as the protocol says.
+answered (``ERROR``, ``UNKNOWN``) or ignored as the protocol says (``INFO`` is never answered: a
+malformed one is logged; an unplayable rule is reported at the next move asked for). A
+``SWAP2BOARD`` block is answered once, ``UNKNOWN``. Once the manager sent ``END`` (``end_due``)
+the move of the search it cut short is not written.
 
 What it plays comes from ``gomoku.pbrain.loader`` (by default the AlphaZero player of
 ``models/9x9.pt`` for the board size and rule, five in a row, that its net was trained for).
-Only freestyle is played: a rule bit for exactly five, renju or caro is answered with ERROR, and
-moves are refused until a playable rule is set.
+Only freestyle is played: under a rule bit for exactly five, renju or caro, moves are refused
+(ERROR) until a playable rule is set.
 
 Time: ``INFO timeout_turn`` / ``timeout_match`` / ``time_left`` (milliseconds) set each move's
 budget: ``min(turn, time_left / (moves left + MOVES_LEFT_RESERVE))``, of which the search plans
@@ -46,11 +49,11 @@ from typing import Callable
 
 from gomoku.game.board import EMPTY, Board, other
 from gomoku.pbrain.loader import EngineOptions, Players
-from gomoku.pbrain.protocol import (ABOUT, MAX_SIZE, MIN_SIZE, N_IN_ROW, About, Begin, Blank, BoardBegin, Done, End,
-                                    Info, Malformed, NotAStone, ProtocolError, Restart, Stone, Takeback, Turn,
-                                    Undecodable, Unknown, format_error, format_message, format_move, format_unknown,
-                                    move_at, parse_command, parse_line, parse_stones, rebuild_board, result_text,
-                                    unsupported_rule, xy)
+from gomoku.pbrain.protocol import (ABOUT, MAX_SIZE, MIN_SIZE, N_IN_ROW, About, BadInfo, Begin, Blank, BoardBegin,
+                                    Done, End, Info, Malformed, NotAStone, ProtocolError, Restart, Stone,
+                                    Swap2BoardBegin, Takeback, Turn, Undecodable, Unknown, format_error,
+                                    format_message, format_move, format_unknown, move_at, parse_command, parse_line,
+                                    parse_stones, rebuild_board, result_text, unsupported_rule, xy)
 from gomoku.pbrain.protocol import Start as StartRecord
 from gomoku.players import winning_points
 # The search tree's memory without INFO max_memory; playouts per search round under a clock.
@@ -70,6 +73,8 @@ MOVES_LEFT_MIN = 5  # time_left is shared over the moves left (half the empty po
 MOVES_LEFT_MAX = 25  # bounds) plus this reserve
 MOVES_LEFT_RESERVE = 3
 MAX_LIMIT = 86_400.0  # seconds: a larger limit (INFO timeout_turn 10**20) is read as this
+# INFO numbers (ms, bytes) are stored within +-this: a larger one (10**400) overflows float maths.
+MAX_INFO_NUMBER = 2**53
 TREE_SHARE = 0.8  # of the memory INFO max_memory leaves once the player is loaded, for the search tree
 MIN_TREE_BYTES = 8 * 2**20  # never less (a max_memory below what the process already takes)
 CACHE_SHARE = 0.25  # the evaluation cache may take this share of the tree's budget on top of it
@@ -94,12 +99,16 @@ class PbrainEngine:
         self.options = options or EngineOptions()
         self.write = write
         self.stop_event = stop_event  # anything with is_set(); set by serve() when END is due
+        # True once the manager's END is due (serve() sets it; not at a mere end of input): the
+        # move of a search that END cut short is then not written, nothing may follow END.
+        self.end_due: Callable[[], bool] = lambda: False
         self.clock = clock
         self.board: Board | None = None
         self.player = None
         self.loaded = None
         self.players = Players(self.options, self.message)
-        self._board_lines: list[str] | None = None  # collecting a BOARD block
+        self._block: str | None = None  # "BOARD" or "SWAP2BOARD" while its lines are collected up to DONE
+        self._block_lines: list[str] = []
         self._received_at = 0.0
         self._search_thread: threading.Thread | None = None  # a search left to finish its round
         self._search_stop = threading.Event()
@@ -120,25 +129,14 @@ class PbrainEngine:
         default now); False when the engine should exit."""
         self._received_at = self.clock() if received_at is None else received_at
         self._finish_search()
-        return self.handle(parse_line(line, in_board=self._board_lines is not None))
+        return self.handle(parse_line(line, in_board=self._block is not None))
 
     def handle(self, record) -> bool:
         """Answer one record; False on END."""
-        if self._board_lines is not None:
-            if isinstance(record, Stone):
-                self._board_lines.append(record.text)
+        if self._block is not None:
+            record = self._in_block(record)
+            if record is None:
                 return True
-            if isinstance(record, Blank):
-                return True
-            if isinstance(record, Done):
-                lines, self._board_lines = self._board_lines, None
-                return self._run(self._finish_board, lines, "BOARD")
-            self._board_lines = None
-            reason = f" ({record.reason})" if isinstance(record, Undecodable) else ""
-            self.write(format_error(f"BOARD block ended without DONE{reason}; position unchanged"))
-            if not isinstance(record, NotAStone):
-                return True
-            record = parse_command(record.line)  # the line that broke the block is a command
         if isinstance(record, End):
             return False
         if isinstance(record, Blank):
@@ -147,9 +145,37 @@ class PbrainEngine:
             self.write(format_unknown(record.command))
         elif isinstance(record, (Undecodable, Malformed)):
             self.write(format_error(record.reason))
+        elif isinstance(record, BadInfo):
+            log.warning("%s: ignored", record.reason)  # INFO gets no answer, not even ERROR
         else:
             return self._run(getattr(self, self._HANDLERS[type(record)]), record, type(record).__name__.upper())
         return True
+
+    def _in_block(self, record):
+        """A line of a BOARD or SWAP2BOARD block: a stone is collected; DONE or a line that is not
+        a stone ends the block, answered once. Returns the record still to handle as a command of
+        its own (the line that broke the block), or None."""
+        if isinstance(record, Stone):
+            self._block_lines.append(record.text)
+            return None
+        if isinstance(record, Blank):
+            return None
+        block, lines = self._block, self._block_lines
+        self._block, self._block_lines = None, []
+        if isinstance(record, Done):
+            if block == "BOARD":
+                self._run(self._finish_board, lines, "BOARD")
+            else:
+                self.write(format_unknown(block))  # swap2 is not played
+            return None
+        if block == "BOARD":
+            reason = f" ({record.reason})" if isinstance(record, Undecodable) else ""
+            self.write(format_error(f"BOARD block ended without DONE{reason}; position unchanged"))
+            if isinstance(record, Undecodable):
+                return None  # its reason is in that ERROR
+        else:
+            self.write(format_unknown(block))
+        return parse_command(record.line) if isinstance(record, NotAStone) else record
 
     def _run(self, handler, argument, name: str) -> bool:
         try:
@@ -181,7 +207,7 @@ class PbrainEngine:
             self._limit_memory()
             loaded.warm_up(width, height)
             self.player.reset()
-            self._board_lines = None
+            self._block = None
             self.write("OK")
         except BaseException:
             self.board = None
@@ -223,25 +249,34 @@ class PbrainEngine:
 
     def _cmd_board(self, record: BoardBegin) -> None:
         self._require_board()
-        self._board_lines = []
+        self._block = "BOARD"
+
+    def _cmd_swap2board(self, record: Swap2BoardBegin) -> None:
+        self._block = "SWAP2BOARD"  # answered UNKNOWN at its DONE
 
     def _finish_board(self, lines: list[str]) -> None:
         board = self._require_board()
-        own, theirs, order = parse_stones(lines, board)
-        self.board = rebuild_board(board.width, board.height, own, theirs, order)
+        self._check_rule()  # before the position is replaced: a refused BOARD changes nothing
+        try:
+            own, theirs, order = parse_stones(lines, board)
+            self.board = rebuild_board(board.width, board.height, own, theirs, order)
+        except ProtocolError as error:
+            raise ProtocolError(f"{error}; position unchanged") from error
         self.player.reset()
         self._play()
 
     def _cmd_info(self, record: Info) -> None:
+        """Store the value; no answer (the manager does not read one), also for a rule this
+        engine cannot play: the moves asked for under it are refused."""
         self.info[record.key] = record.value
         if record.key == "rule":
             self.rule = record.number
             bad = unsupported_rule(record.number)
             if bad:
-                raise ProtocolError(f"rule {record.number} ({', '.join(bad)}) is not supported: this engine "
-                                    "plays freestyle only (rule 0, or 2 for a continuous game)")
+                log.warning("INFO rule %d (%s): not supported, moves are refused until INFO rule 0",
+                            record.number, ", ".join(bad))
         elif record.number is not None:
-            setattr(self, record.key, record.number)
+            setattr(self, record.key, max(-MAX_INFO_NUMBER, min(MAX_INFO_NUMBER, record.number)))
         # Anything else (evaluate, folder, future keys) is stored and otherwise ignored.
 
     def _cmd_about(self, record: About) -> None:
@@ -249,7 +284,8 @@ class PbrainEngine:
 
     _HANDLERS = {
         StartRecord: "_cmd_start", Restart: "_cmd_restart", Begin: "_cmd_begin", Turn: "_cmd_turn",
-        BoardBegin: "_cmd_board", Info: "_cmd_info", About: "_cmd_about", Takeback: "_cmd_takeback",
+        BoardBegin: "_cmd_board", Swap2BoardBegin: "_cmd_swap2board", Info: "_cmd_info", About: "_cmd_about",
+        Takeback: "_cmd_takeback",
     }
 
     # ------------------------------------------------------------------ helpers
@@ -282,6 +318,9 @@ class PbrainEngine:
         self._check_rule()
         self._check_playable(board)
         move = self.choose_move(board)
+        if self.end_due():
+            log.info("END came during the search: its move is not written")
+            return
         board.do_move(move)
         x, y = xy(board, move)
         self.write(format_move(x, y))
@@ -361,14 +400,15 @@ class PbrainEngine:
         else:
             result = self._timed_search(player, board, seconds, self.answer_seconds(board),
                                         None if seconds is not None else untimed)
+        report = self.options.report and not self.end_due()  # nothing may follow END
         if result is None or result.visits.sum() <= 0:
-            if self.options.report:
+            if report:
                 self.message(f"no search round done in {1000 * (self.clock() - self._received_at):.0f} ms: "
                              "playing a heuristic move")
             return None
         log.debug("%s: %d playouts, value %+.3f", getattr(player, "name", "player"), result.playouts,
                   result.value)
-        if self.options.report:
+        if report:
             self.message(f"{result.playouts} playouts in {1000 * (self.clock() - self._received_at):.0f} ms, "
                          f"value {result.value:+.2f}")
         return result.best_move()

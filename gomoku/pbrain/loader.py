@@ -229,7 +229,8 @@ class Players:
 
 
 def remove_exports() -> None:
-    """Forget the in-memory exports of .pt models."""
-    from nets.loading import forget_exports
-
-    forget_exports()
+    """Forget the in-memory exports of .pt models, if a net was loaded (importing nets.loading
+    just for this would import torch: most of a second at exit for a player without a net)."""
+    loading = sys.modules.get("nets.loading")
+    if loading is not None:
+        loading.forget_exports()

@@ -3,8 +3,9 @@
 Pure: no players, no threads, no clock. ``parse_line`` turns one raw line from the manager (bytes
 or text) into a record, whatever the line holds: bytes that are not UTF-8, control characters,
 a number that does not parse all come back as records (``Undecodable``, ``Unknown``,
-``Malformed``) for the engine to answer with ``ERROR`` or ``UNKNOWN``; it never raises. Inside a
-``BOARD`` block lines are parsed as stones (``parse_line(..., in_board=True)``).
+``Malformed``) for the engine to answer with ``ERROR`` or ``UNKNOWN`` (or ``BadInfo``, which it
+only logs: ``INFO`` gets no answer); it never raises. Inside a ``BOARD`` or ``SWAP2BOARD`` block
+lines are parsed as stones (``parse_line(..., in_board=True)``).
 
 Coordinates are 0-based with ``x`` the column and ``y`` the row, so ``move = y * width + x`` as
 on ``Board``. ``rebuild_board`` turns the stones of a BOARD block into a Board with a history.
@@ -26,7 +27,7 @@ ABOUT = f'name="{NAME}", version="{VERSION}", author="{AUTHOR}", country="{COUNT
 N_IN_ROW = 5  # the protocol's games are five in a row (freestyle)
 MIN_SIZE = N_IN_ROW
 MAX_SIZE = 32  # the search's per-node arrays grow with the board; Gomocup uses 15 and 20
-MAX_LINE_BYTES = 4096  # a longer line is not a command: it is answered with ERROR and skipped
+MAX_LINE_BYTES = 4096  # a longer line (in characters for a text line) is not a command: ERROR
 
 # Rule bits of INFO rule. Bit 2 (continuous game) only says the manager may go on after a line
 # of five; it does not change what a move is worth, so freestyle play is right for it up to the
@@ -39,10 +40,11 @@ UNSUPPORTED_RULES = {RULE_EXACTLY_FIVE: "exactly five", RULE_RENJU: "renju", RUL
 # INFO keys whose value is an integer (milliseconds, bytes, a number); others are free text.
 INTEGER_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
 
-_POINT = re.compile(r"\s*(-?\d+)\s*,\s*(-?\d+)\s*")
-_BOARD_LINE = re.compile(r"\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*")
+# ASCII digits only: int() would also take "1_000", "\u0661\u0662" and other forms.
+_POINT = re.compile(r"\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*")
+_BOARD_LINE = re.compile(r"\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*")
 _BOARDISH = re.compile(r"[-\d\s,]+")  # looks like a stone line (checked in full at DONE)
-_DIGITS = re.compile(r"[+-]?\d+")
+_DIGITS = re.compile(r"[+-]?[0-9]+")
 
 
 class ProtocolError(ValueError):
@@ -110,10 +112,23 @@ class BoardBegin:
 
 
 @dataclass(frozen=True)
+class Swap2BoardBegin:
+    """``SWAP2BOARD``: stone lines follow until ``DONE``; the whole block is answered UNKNOWN
+    (this engine does not play the swap2 opening)."""
+
+
+@dataclass(frozen=True)
 class Info:
     key: str  # lower case
     value: str
     number: int | None = None  # the value of an INTEGER_INFO key
+
+
+@dataclass(frozen=True)
+class BadInfo:
+    """An ``INFO`` line that does not parse: logged and ignored (INFO gets no answer)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -147,7 +162,7 @@ class NotAStone:
 
 
 Record = (Blank | Undecodable | Unknown | Malformed | Start | Restart | Begin | Turn | Takeback | BoardBegin
-          | Info | About | End | Stone | Done | NotAStone)
+          | Swap2BoardBegin | Info | BadInfo | About | End | Stone | Done | NotAStone)
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -160,8 +175,9 @@ def decode_line(raw: bytes | str) -> str:
 
 def parse_line(raw: bytes | str, in_board: bool = False) -> Record:
     """One line from the manager as a record (never raises)."""
-    if isinstance(raw, (bytes, bytearray)) and len(raw) > MAX_LINE_BYTES:
-        return Undecodable(f"line longer than {MAX_LINE_BYTES} bytes")
+    if len(raw) > MAX_LINE_BYTES:  # also bounds the digits int() reads (it refuses over 4300)
+        unit = "bytes" if isinstance(raw, (bytes, bytearray)) else "characters"
+        return Undecodable(f"line longer than {MAX_LINE_BYTES} {unit}")
     try:
         text = decode_line(raw)
     except UnicodeDecodeError as error:
@@ -203,30 +219,34 @@ def parse_command(text: str) -> Record:
     return Unknown(command)
 
 
-_NO_ARGUMENT = {"RESTART": Restart(), "BEGIN": Begin(), "BOARD": BoardBegin(), "ABOUT": About()}
+_NO_ARGUMENT = {"RESTART": Restart(), "BEGIN": Begin(), "BOARD": BoardBegin(), "SWAP2BOARD": Swap2BoardBegin(),
+                "ABOUT": About()}
 
 
-def parse_info(argument: str) -> Info:
+def parse_info(argument: str) -> Info | BadInfo:
     key, _, value = argument.partition(" ")
     key, value = key.lower(), value.strip()
     if not key:
-        raise ProtocolError("INFO expects a key and a value")
+        return BadInfo("INFO without a key")
     number = None
     if key in INTEGER_INFO:
-        number = parse_int(value, f"INFO {key} expects an integer, got {value!r}")
+        try:
+            number = parse_int(value, f"INFO {key} expects an integer, got {value!r}")
+        except ProtocolError as error:
+            return BadInfo(str(error))
     return Info(key, value, number)
 
 
 def parse_int(text: str, error: str) -> int:
     text = text.strip()
-    if not _DIGITS.fullmatch(text):  # int() would also take "1_000", " ١٢ " and other forms
+    if not _DIGITS.fullmatch(text):
         raise ProtocolError(error)
     return int(text)
 
 
 def parse_pair(text: str, error: str) -> tuple[int, int]:
     match = _POINT.fullmatch(text)
-    if not match or not match.group(1).isascii() or not match.group(2).isascii():
+    if not match:
         raise ProtocolError(error)
     return int(match.group(1)), int(match.group(2))
 
@@ -241,17 +261,17 @@ def parse_stones(lines: list[str], board: Board) -> tuple[list[int], list[int], 
     seen: set[int] = set()
     for text in lines:
         match = _BOARD_LINE.fullmatch(text)
-        if not match or not all(group.isascii() for group in match.groups()):
-            raise ProtocolError(f"BOARD: malformed line {text!r} (expected x,y,who); position unchanged")
+        if not match:
+            raise ProtocolError(f"BOARD: malformed line {text!r} (expected x,y,who)")
         x, y, who = (int(g) for g in match.groups())
         if who == 3:
             raise ProtocolError(f"BOARD: line {text!r}: who 3 marks a five of a continuous game (or a forbidden "
-                                f"point), which this engine does not play on; position unchanged")
+                                f"point), which this engine does not play on")
         if who not in (1, 2):
-            raise ProtocolError(f"BOARD: line {text!r}: who must be 1, 2 or 3; position unchanged")
-        move = move_at(board, x, y, f"BOARD line {text!r}")
+            raise ProtocolError(f"BOARD: line {text!r}: who must be 1, 2 or 3")
+        move = move_at(board, x, y, f"BOARD: line {text!r}")
         if move in seen:
-            raise ProtocolError(f"BOARD: two stones at {x},{y}; position unchanged")
+            raise ProtocolError(f"BOARD: two stones at {x},{y}")
         seen.add(move)
         (own if who == 1 else theirs).append(move)
         order.append(who)

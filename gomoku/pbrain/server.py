@@ -1,5 +1,6 @@
 """Serving the pbrain engine on a pair of streams: stdin read as bytes on a thread, answers
-written as ASCII lines, END honoured at once (also during a search).
+written as ASCII lines, END honoured at once (also during a search, whose move is then not
+written: nothing may follow END).
 
 ``serve(engine, stdin, stdout)`` is what ``scripts/pbrain.py`` runs.
 """
@@ -24,15 +25,17 @@ BUSY_POLL = 0.1  # seconds between checks, past the grace, that START has been a
 
 
 class _EndSignal:
-    """Set once END has been read and every line before it has been taken up: a search running
-    for the last command before END then stops (earlier queued commands still run in full, so a
-    script piped in at once is answered completely). The hard exit waits while ``busy()`` (the
-    engine answering START: loading a net may take longer than the grace, and its answer must
-    not be lost)."""
+    """Set once END (or the end of input) has been read and every line before it taken up: a
+    search running for the last command before END then stops (earlier queued commands still run
+    in full, so a script piped in at once is answered completely). The hard exit waits while
+    ``busy()`` (the engine answering START: loading a net may take longer than the grace, and its
+    answer must not be lost). ``end_due()``: the same, for a real END only (its move is not
+    written), not for the end of input."""
 
     def __init__(self, hard_exit: bool, busy=lambda: False) -> None:
         self.lock = threading.Lock()
         self.end_at: int | None = None  # number of lines before END (or end of input)
+        self.end_sent = False  # the input ended with END (not just closed)
         self.taken = 0  # lines the engine has taken up so far
         self.hard_exit = hard_exit
         self.busy = busy
@@ -41,6 +44,10 @@ class _EndSignal:
     def is_set(self) -> bool:
         with self.lock:
             return self._due()
+
+    def end_due(self) -> bool:
+        with self.lock:
+            return self.end_sent and self._due()
 
     def _due(self) -> bool:
         return self.end_at is not None and self.taken >= self.end_at
@@ -61,9 +68,10 @@ class _EndSignal:
         else:
             os._exit(0)
 
-    def ended(self, count: int) -> None:
+    def ended(self, count: int, end_sent: bool) -> None:
         with self.lock:
             self.end_at = count
+            self.end_sent = end_sent
             self._update()
 
     def take(self) -> None:
@@ -83,10 +91,10 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
     """Run the protocol until END or end of input.
 
     Lines are read as bytes (from ``stdin.buffer`` when there is one) on a daemon thread, so an
-    ``END`` that arrives while the engine thinks stops the search at its next round (the best move
-    so far is still written), and answers are written as ASCII lines. With ``hard_exit`` the
-    process is ended ``END_GRACE`` seconds after END is due even if a player that cannot be
-    interrupted (minimax) is still busy.
+    ``END`` that arrives while the engine thinks stops the search at its next round (its move is
+    not written: the protocol wants nothing after END; at the end of input without END it is), and
+    answers are written as ASCII lines. With ``hard_exit`` the process is ended ``END_GRACE``
+    seconds after END is due even if a player that cannot be interrupted (minimax) is still busy.
     """
     source = getattr(stdin, "buffer", stdin)
     sink = getattr(stdout, "buffer", stdout)
@@ -105,10 +113,12 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
     signal = _EndSignal(hard_exit, lambda: engine.loading)
     engine.write = write
     engine.stop_event = signal
+    engine.end_due = signal.end_due
     lines: queue.Queue[tuple[bytes | str, float] | None] = queue.Queue()
 
     def read() -> None:
         count = 0
+        end_sent = False
         try:
             while True:
                 line = source.readline(MAX_LINE_BYTES + 1)
@@ -121,12 +131,13 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
                     while rest and not rest.endswith(newline):  # skip the rest of an overlong line
                         rest = source.readline(MAX_LINE_BYTES + 1)
                 elif _is_end(line):
+                    end_sent = True
                     break
                 lines.put((line, received))
                 count += 1
         except (OSError, ValueError):  # stdin closed under us
             log.debug("reading stdin failed", exc_info=True)
-        signal.ended(count)
+        signal.ended(count, end_sent)
         lines.put(None)
 
     threading.Thread(target=read, name="pbrain-stdin", daemon=True).start()
