@@ -17,7 +17,7 @@ from gomoku.game.arena import ForfeitReason, evaluate, play_game, play_match
 from gomoku.game.board import Board
 from gomoku.players import RandomPlayer, make_player
 from gomoku.game.forfeit import Forfeit
-from gomoku.players.external import READ_BYTES, STDERR_LINE_BYTES, PbrainPlayer, _pump
+from gomoku.players.external import MAX_TURN_MS, READ_BYTES, STDERR_LINE_BYTES, PbrainPlayer, _pump
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WRAPPER = REPO_ROOT / "scripts" / "pbrain-gomoku-zero"
@@ -43,6 +43,9 @@ FAKE = textwrap.dedent("""\
             if MODE == "occupied": return answer("%d,%d" % min(taken, default=(0, 0)))
             if MODE == "garbage": return answer("ERROR I am confused")
             if MODE == "offboard": return answer("%d,0" % size)
+        if MODE.startswith("suggest"):  # the move is left to the manager, which sends PLAY
+            return answer("SUGGEST %d,%d" % next((x, y) for y in range(size) for x in range(size)
+                                                 if (x, y) not in taken))
         if MODE == "chatty":  # 4 MB of stderr a move, in lines of 1 MB
             for _ in range(4):
                 sys.stderr.write("x" * 2**20 + "\\n")
@@ -50,6 +53,9 @@ FAKE = textwrap.dedent("""\
         answer("DEBUG thinking")
         point = next((x, y) for y in range(size) for x in range(size) if (x, y) not in taken)
         taken.add(point)
+        if MODE == "double" and moves == BAD_AT:  # a stray second move, in the same write
+            spare = next((x, y) for y in range(size) for x in range(size) if (x, y) not in taken)
+            return answer("%d,%d%s%d,%d" % (point + (EOL,) + spare))
         answer("%d,%d" % point)
     board_block = False
     for line in sys.stdin:
@@ -68,7 +74,8 @@ FAKE = textwrap.dedent("""\
             size = int(line.split()[1]); taken.clear(); answer("OK")
         elif word == "RESTART":
             taken.clear()
-            answer("ERROR no RESTART here" if MODE == "norestart" else "OK")
+            answer({{"norestart": "ERROR no RESTART here", "unknown": "UNKNOWN RESTART",
+                    "badrestart": "what?"}}.get(MODE, "OK"))
         elif word == "BEGIN":
             play()
         elif word == "TURN":
@@ -76,6 +83,10 @@ FAKE = textwrap.dedent("""\
             play()
         elif word == "BOARD":
             board_block = True
+        elif word == "PLAY":  # answered with the point, except a wrong one at BAD_AT
+            x, y = map(int, line.split()[1].split(","))
+            taken.add((x, y))
+            answer("%d,%d" % ((x + 1, y) if MODE == "suggestwrong" and moves == BAD_AT else (x, y)))
         elif word == "END":
             break
     """)
@@ -120,6 +131,10 @@ def test_spec_forms(tmp_path, monkeypatch):
     for bad in ("pbrain:", "pbrain::500", "pbrain:pbrain-x:0", "pbrain:no-such-engine:100"):
         with pytest.raises(ValueError, match="valid forms"):
             make_player(bad)
+    # A turn longer than MAX_TURN_MS (a day) is refused here, not by an OverflowError mid-game.
+    assert make_player(f"pbrain:{engine}:{MAX_TURN_MS}").turn_ms == MAX_TURN_MS
+    with pytest.raises(ValueError, match=f"at most {MAX_TURN_MS} ms.*valid forms"):
+        make_player(f"pbrain:{engine}:99999999999999")
 
 
 def test_a_fake_engine_plays_whole_games_with_turn_board_and_restart(tmp_path, players):
@@ -132,14 +147,21 @@ def test_a_fake_engine_plays_whole_games_with_turn_board_and_restart(tmp_path, p
     assert lines[:5] == ["START 9", "INFO timeout_turn 500", "INFO timeout_match 0", "INFO rule 0",
                          "INFO game_type 1"]
     assert lines[5] == "BEGIN" and all(line.startswith("TURN ") for line in lines[6:])
-    # A game from a position: the engine is told the stones with BOARD (1 = its own), then TURNs.
+    # A game from a position: RESTART (the running engine's new game), then the stones with BOARD
+    # (1 = its own), then TURNs.
     board = Board.from_moves([40, 41, 30])
+    process = engine.process
     second = play_game(RandomPlayer(np.random.default_rng(1)), engine, board=board)
     assert second.forfeit is None and second.moves[:3] == (40, 41, 30)
     lines = log.read_text().splitlines()
-    start = len(lines) - 1 - lines[::-1].index("START 9")
-    assert lines[start + 5: start + 10] == ["BOARD", "4,4,2", "5,4,1", "3,3,2", "DONE"]
-    assert engine.process.poll() is None  # one process for both games
+    start = lines.index("RESTART")
+    assert lines[start: start + 6] == ["RESTART", "BOARD", "4,4,2", "5,4,1", "3,3,2", "DONE"]
+    assert lines.count("START 9") == 1 and engine.process is process  # one process for both games
+    # Another board size: RESTART would keep the old one, so a fresh process is sent START 7.
+    assert engine.get_action(Board(7, 7, 5)) == 0
+    assert process.returncode == 0 and engine.process is not process
+    assert log.read_text().splitlines()[-7:] == ["END", "START 7", "INFO timeout_turn 500", "INFO timeout_match 0",
+                                                 "INFO rule 0", "INFO game_type 1", "BEGIN"]
     process = engine.process
     engine.close()
     assert process.returncode == 0 and log.read_text().splitlines()[-1] == "END"
@@ -147,7 +169,8 @@ def test_a_fake_engine_plays_whole_games_with_turn_board_and_restart(tmp_path, p
 
 @pytest.mark.parametrize("mode, reason", [
     ("crash", ForfeitReason.CRASHED), ("silent", ForfeitReason.SILENT), ("late", ForfeitReason.LATE),
-    ("occupied", ForfeitReason.ILLEGAL), ("garbage", ForfeitReason.ILLEGAL), ("offboard", ForfeitReason.ILLEGAL)])
+    ("occupied", ForfeitReason.ILLEGAL), ("garbage", ForfeitReason.ILLEGAL), ("offboard", ForfeitReason.ILLEGAL),
+    ("suggestwrong", ForfeitReason.ILLEGAL)])
 def test_a_misbehaving_engine_forfeits(tmp_path, players, mode, reason):
     script, _ = fake_engine(tmp_path, mode, bad_at=3)
     engine = players(str(script), 300, silent_wait=0.5)
@@ -288,14 +311,54 @@ def test_a_position_that_does_not_follow_is_sent_after_restart(tmp_path, players
                                                 "RESTART", "BEGIN"]
 
 
-def test_an_engine_that_refuses_restart_forfeits(tmp_path, players):
-    script, _ = fake_engine(tmp_path, "norestart")
+@pytest.mark.parametrize("mode", ["unknown", "norestart"])
+def test_an_engine_without_restart_is_run_again(tmp_path, players, mode):
+    """RESTART is optional: answered UNKNOWN (or ERROR), the engine is ended and run again (START)."""
+    script, log = fake_engine(tmp_path, mode)
+    engine = players(str(script), 500)
+    assert engine.get_action(Board()) == 0
+    first = engine.process
+    assert engine.get_action(Board.from_moves([40])) == 0  # a take-back: RESTART, refused
+    second = engine.process
+    engine.reset()
+    assert engine.get_action(Board()) == 0  # a new game: RESTART, refused
+    assert first.returncode == 0 and second.returncode == 0 and engine._alive()  # each ended by END
+    start = ["START 9", "INFO timeout_turn 500", "INFO timeout_match 0", "INFO rule 0", "INFO game_type 1"]
+    assert log.read_text().splitlines() == [*start, "BEGIN", "RESTART", "END", *start, "TURN 4,4",
+                                            "RESTART", "END", *start, "BEGIN"]
+
+
+def test_an_engine_that_answers_restart_with_garbage_forfeits(tmp_path, players):
+    script, _ = fake_engine(tmp_path, "badrestart")
     engine = players(str(script), 500)
     engine.get_action(Board())
     with pytest.raises(Forfeit) as raised:
         engine.get_action(Board.from_moves([40]))
-    assert raised.value.reason is ForfeitReason.ILLEGAL and "RESTART answered" in raised.value.detail
+    assert raised.value.reason is ForfeitReason.ILLEGAL and "RESTART answered 'what?'" in raised.value.detail
     assert engine.process is None
+
+
+def test_a_suggest_answer_is_played(tmp_path, players):
+    """SUGGEST x,y leaves the move to the manager: it sends PLAY x,y, and the engine answers x,y."""
+    script, log = fake_engine(tmp_path, "suggest")
+    engine = players(str(script), 500)
+    record = play_game(engine, RandomPlayer(np.random.default_rng(8)))
+    assert record.forfeit is None and record.board().game_end()[0]
+    assert record.moves[0] == 0 and all(0 <= seconds for seconds in engine.answer_times)
+    lines = log.read_text().splitlines()
+    assert lines[5:7] == ["BEGIN", "PLAY 0,0"] and lines.count("PLAY 0,0") == 1
+    assert sum(line.startswith("PLAY ") for line in lines) == record.stats[0].moves
+
+
+def test_a_stray_line_is_not_the_answer_to_the_next_command(tmp_path, players, caplog):
+    """An engine that answers BEGIN with two moves: the second is dropped, not taken as its next move."""
+    script, _ = fake_engine(tmp_path, "double", bad_at=1)
+    engine = players(str(script), 500)
+    assert engine.get_action(Board()) == 0  # BEGIN: 0,0 and a stray 1,0
+    assert engine.get_action(Board.from_moves([0, 40])) == 1  # TURN 4,4: 1,0 (the stray one dropped)
+    assert engine.get_action(Board.from_moves([0, 40, 1, 50])) == 2
+    assert len(engine.answer_times) == 3 and min(engine.answer_times) >= 0
+    assert "stray line '1,0'" in caplog.text
 
 
 def test_our_engine_is_sent_restart_after_a_take_back(players):

@@ -22,7 +22,7 @@ import numpy as np
 from gomoku.players.classical import (COLUMN_LETTERS, HeuristicPlayer, HumanPlayer, Player, RandomPlayer, format_point,
                                       parse_point, winning_points)
 from gomoku.players.minimax import MAX_MINIMAX_DEPTH, MinimaxPlayer
-from gomoku.players.external import DEFAULT_TURN_MS
+from gomoku.players.external import DEFAULT_TURN_MS, MAX_TURN_MS
 
 SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative to its root)
 SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
@@ -133,6 +133,8 @@ def parse_spec(spec: str) -> PlayerSpec:
             raise _bad_spec(spec, "expected pbrain:PATH[:MS]")
         if int(turn) < 1:
             raise _bad_spec(spec, f"the turn time must be at least 1 ms, got {turn!r}")
+        if int(turn) > MAX_TURN_MS:
+            raise _bad_spec(spec, f"the turn time must be at most {MAX_TURN_MS} ms (a day), got {turn!r}")
         return PlayerSpec(kind, path=path, turn_ms=int(turn))
     raise _bad_spec(spec)
 

@@ -1,15 +1,19 @@
 """An external Gomocup engine as a player: the pbrain protocol spoken to a subprocess.
 
-``PbrainPlayer`` (spec ``pbrain:PATH[:MS]``) starts the engine at its first move, sends ``START``
-(and ``INFO timeout_turn``, ``timeout_match 0``, ``rule 0``...) at the start of each game, then
-``BEGIN``, ``TURN x,y`` or a ``BOARD`` block, and reads the answer under the turn time. An engine
-that answers late, says nothing, crashes or answers with something that is not a legal move
-raises ``Forfeit``: ``play_game`` scores the game as lost and records why. After a forfeit the
-process is ended and the next game starts a fresh one. ``close`` sends ``END`` and kills the
-process when it has not gone after a grace period. The engine runs in a process group of its own
-(POSIX), which is killed whole: an engine behind a wrapper script that does not ``exec`` goes too.
-A position that does not follow from the engine's game (a take-back) is sent after ``RESTART``.
-Answers may end with CR LF, LF or CR, as the protocol allows.
+``PbrainPlayer`` (spec ``pbrain:PATH[:MS]``) starts the engine at its first move and sends it
+``START`` (and ``INFO timeout_turn``, ``timeout_match 0``, ``rule 0``...); a later game, or a
+position that does not follow from the engine's game (a take-back), starts with ``RESTART``. An
+engine that answers ``RESTART`` with ``UNKNOWN`` (or ``ERROR``: the command is optional) is ended
+and run again, as the protocol says, as is one asked to play on another board size. Then it is sent
+``BEGIN``, ``TURN x,y`` or a ``BOARD`` block, and its answer is read under the turn time; an answer
+``SUGGEST x,y`` is sent back as ``PLAY x,y``, which the engine answers with that point. A line that
+came before the command it would answer is dropped as stray. An engine that answers late, says
+nothing, crashes or answers with something that is not a legal move raises ``Forfeit``:
+``play_game`` scores the game as lost and records why. After a forfeit the process is ended and the
+next game starts a fresh one. ``close`` sends ``END`` and kills the process when it has not gone
+after a grace period. The engine runs in a process group of its own (POSIX), which is killed whole:
+an engine behind a wrapper script that does not ``exec`` goes too. Answers may end with CR LF, LF
+or CR, as the protocol allows.
 
 Coordinates follow the protocol: 0-based ``x`` (column), ``y`` (row), ``move = y * width + x``.
 """
@@ -36,6 +40,7 @@ from gomoku.players.classical import Player
 log = logging.getLogger(__name__)
 
 DEFAULT_TURN_MS = 1000  # a turn when none is given (the spec pbrain:PATH, too)
+MAX_TURN_MS = 24 * 3600 * 1000  # the longest turn a spec may ask for: a day (a longer wait overflows)
 START_TIMEOUT = 60.0  # seconds an engine may take to answer START (loading a net on a busy machine)
 LATE_GRACE = 0.1  # seconds past the turn time an answer still counts (pipes, a shared machine's scheduler)
 SILENT_WAIT = 1.0  # seconds more to wait for a late answer before calling the engine silent
@@ -47,7 +52,9 @@ READ_BYTES = 65536  # the pipes are read in chunks of up to this: a chatty engin
 GAME_TYPE_AI = 1  # INFO game_type: the opponent is another engine
 _MOVE = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
 _LINE_END = re.compile(rb"\r\n|\r|\n")  # what a brain may end its lines with
-_CHATTER = ("MESSAGE", "DEBUG", "SUGGEST")  # lines an engine may send besides its answer
+_CHATTER = ("MESSAGE", "DEBUG")  # lines an engine may send besides its answer
+_SUGGEST = re.compile(r"SUGGEST\s+(.*)", re.IGNORECASE)  # an answer that leaves the move to the manager (PLAY)
+_NO_RESTART = ("UNKNOWN", "ERROR")  # answers to the optional RESTART: end the engine and run it again
 _PLAYOUTS = re.compile(r"(\d+) playouts")  # "MESSAGE ... N playouts ..." (gomoku-zero's --report)
 
 
@@ -72,6 +79,7 @@ class PbrainPlayer(Player):
         self._lines: queue.Queue[tuple[float, bytes | None]] = queue.Queue()  # (arrival time, line)
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._known: list[int] | None = None  # the moves of the engine's current game (None: none started)
+        self._size: tuple[int, int] | None = None  # the board (width, height) the running engine was STARTed on
         self._finalizer = None
         self.last_answer_seconds: float | None = None
         self.slowest_answer = 0.0
@@ -93,7 +101,7 @@ class PbrainPlayer(Player):
         try:
             if self._known is not None and not self._alive():  # it died after its last answer
                 raise self._crashed("the engine exited between two moves")
-            if self._known is None:
+            if self._known is None or (self._known and not self._follows(board)):  # or a take-back
                 self._new_game(board)
             move = self._ask(board)
         except Forfeit:
@@ -166,10 +174,17 @@ class PbrainPlayer(Player):
         exit_text = f", exit code {code}" if code is not None else ""
         return Forfeit(ForfeitReason.CRASHED, f"{what}{exit_text}" + (f"; stderr: {tail}" if tail else ""))
 
-    def _read(self, timeout: float) -> str | None:
-        """The next answer line (chatter skipped, MESSAGE lines read for playouts); None when
-        nothing came within ``timeout`` seconds. Raises Forfeit when the engine's output ended.
-        ``self.arrived`` is the time (``time.monotonic``) the line arrived on the pipe."""
+    def _read(self, timeout: float, since: float) -> str | None:
+        """The next answer line that arrived at ``since`` (``time.monotonic``, when the command was
+        sent) or later (chatter skipped, MESSAGE lines read for playouts); None when nothing came
+        within ``timeout`` seconds. Raises Forfeit when the engine's output ended. ``self.arrived``
+        is the time the line arrived on the pipe (never before ``since``).
+
+        A line that came before the command is no answer to it: it is dropped (logged), not scored.
+        It is an extra line (after an earlier answer, which was read then, or before START), and the
+        engine is judged on what it answers to this command; read as the answer, it would make the
+        engine play a move it never chose, at a negative answer time, and forfeit the turn after
+        for a stale answer (nor is it a protocol error the spec's manager forfeits for)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -181,6 +196,10 @@ class PbrainPlayer(Player):
             line = raw.decode("utf-8", "replace").strip()
             if not line:
                 continue
+            if self.arrived < since:
+                if not line.upper().startswith(_CHATTER):
+                    log.warning("%s: dropped a stray line %r (it came before the command)", self.name, line)
+                continue
             if line.upper().startswith(_CHATTER):
                 found = _PLAYOUTS.search(line)
                 if found:
@@ -190,26 +209,39 @@ class PbrainPlayer(Player):
 
     # ------------------------------------------------------------------ protocol
     def _new_game(self, board: Board) -> None:
-        if not self._alive():
-            self._start_process()
+        """Bring the engine to an empty game on ``board``'s size: ``RESTART`` to a running engine
+        of that size; else, or when it answers ``RESTART`` with UNKNOWN or ERROR, a fresh process
+        and ``START`` (the protocol's manager does the same)."""
         width, height = board.width, board.height
-        self._expect_ok(f"START {width}" if width == height else f"RECTSTART {width},{height}")
+        if self._alive() and self._size == (width, height):
+            answer = self._setup("RESTART")
+            if answer.upper() == "OK":
+                self._known = []
+                return
+            if answer.split()[0].upper() not in _NO_RESTART:
+                raise Forfeit(ForfeitReason.ILLEGAL, f"RESTART answered {answer!r}")
+            log.info("%s answered %r to RESTART: ended and run again", self.name, answer)
+        self._start_process()  # ends the running engine first (END)
+        start = f"START {width}" if width == height else f"RECTSTART {width},{height}"
+        answer = self._setup(start)
+        if answer.upper() != "OK":
+            raise Forfeit(ForfeitReason.ILLEGAL, f"{start.split()[0]} answered {answer!r}")
         infos = [f"INFO timeout_turn {self.turn_ms}", "INFO timeout_match 0", "INFO rule 0",
                  f"INFO game_type {GAME_TYPE_AI}"]
         if self.max_memory is not None:
             infos.append(f"INFO max_memory {self.max_memory}")
         self._send(*infos)
+        self._size = (width, height)
         self._known = []
 
-    def _expect_ok(self, command: str) -> None:
-        """Send ``command`` (START, RECTSTART, RESTART) and wait up to ``start_timeout`` for its OK."""
+    def _setup(self, command: str) -> str:
+        """Send ``command`` (START, RECTSTART, RESTART) and return its answer, read within ``start_timeout``."""
+        since = time.monotonic()
         self._send(command)
-        word = command.split()[0]
-        answer = self._read(self.start_timeout)
+        answer = self._read(self.start_timeout, since)
         if answer is None:
-            raise Forfeit(ForfeitReason.SILENT, f"no answer to {word} within {self.start_timeout:g} s")
-        if answer.upper() != "OK":
-            raise Forfeit(ForfeitReason.ILLEGAL, f"{word} answered {answer!r}")
+            raise Forfeit(ForfeitReason.SILENT, f"no answer to {command.split()[0]} within {self.start_timeout:g} s")
+        return answer
 
     def _follows(self, board: Board) -> bool:
         """Whether ``board`` is the engine's game and one more move (a TURN)."""
@@ -229,30 +261,56 @@ class PbrainPlayer(Player):
         return ["BOARD", *stones, "DONE"]
 
     def _ask(self, board: Board) -> int:
+        """The engine's move on ``board`` (its game is empty or ``board`` follows from it), answered
+        (after a SUGGEST, PLAY and its answer) within the turn time of the command."""
         self.last_playouts = None
-        turn = self.turn_ms / 1000
-        if self._known and not self._follows(board):  # a take-back: the protocol wants RESTART first
-            self._expect_ok("RESTART")
-            self._known = []
         lines = self._command(board)
         started = time.monotonic()
         self._send(*lines)
-        answer = self._read(turn + self.late_grace)
-        if answer is None:
-            answer = self._read(self.silent_wait)
-            if answer is None:
-                raise Forfeit(ForfeitReason.SILENT, f"no answer to {lines[0]} within "
-                                                    f"{turn + self.late_grace + self.silent_wait:.2f} s")
+        answer = self._answer(lines[0], started, started)
+        suggested = _SUGGEST.fullmatch(answer)
+        if suggested:
+            answer = self._play(board, suggested.group(1), answer, lines[0], started)
         elapsed = self.arrived - started  # when the line came, not when this thread woke up
         self.last_answer_seconds = elapsed
         self.slowest_answer = max(self.slowest_answer, elapsed)
         self.answer_times.append(elapsed)
+        turn = self.turn_ms / 1000
         if elapsed > turn + self.late_grace:
             raise Forfeit(ForfeitReason.LATE, f"answered {answer!r} after {elapsed * 1000:.0f} ms "
                                               f"(turn time {self.turn_ms} ms)")
-        match = _MOVE.fullmatch(answer)
+        return self._move(board, answer, lines[0])
+
+    def _play(self, board: Board, point: str, answer: str, command: str, started: float) -> str:
+        """``PLAY point`` for the answer ``SUGGEST point`` to ``command`` (the engine leaves the move
+        to the manager), in the turn that began at ``started``; the engine's answer, that point."""
+        point = _format(board, self._move(board, answer, command, point))
+        sent = time.monotonic()
+        self._send(f"PLAY {point}")
+        played = self._answer("PLAY", started, sent)
+        match = _MOVE.fullmatch(played)
+        if not match or f"{match.group(1)},{match.group(2)}" != point:
+            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {played!r} to PLAY {point}")
+        return played
+
+    def _answer(self, command: str, started: float, sent: float) -> str:
+        """The answer to ``command``, sent at ``sent`` in the turn that began at ``started``: waits
+        until the turn time and ``late_grace`` from ``started`` are up, then ``silent_wait`` more."""
+        turn_end = started + self.turn_ms / 1000 + self.late_grace
+        answer = self._read(turn_end - time.monotonic(), sent)
+        if answer is None:
+            answer = self._read(self.silent_wait, sent)
+            if answer is None:
+                raise Forfeit(ForfeitReason.SILENT, f"no answer to {command} within "
+                                                    f"{turn_end + self.silent_wait - started:.2f} s")
+        return answer
+
+    def _move(self, board: Board, answer: str, command: str, point: str | None = None) -> int:
+        """The move at ``point`` (``x,y``; the whole ``answer`` to ``command`` when None); Forfeit
+        when it is not a free point of ``board``."""
+        match = _MOVE.fullmatch(answer if point is None else point)
         if not match:
-            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {answer!r} to {lines[0]}")
+            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {answer!r} to {command}")
         x, y = int(match.group(1)), int(match.group(2))
         if not (x < board.width and y < board.height):
             raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, off the {board.width}x{board.height} board")
