@@ -77,6 +77,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--playouts must be at least 1")
     if args.threads < 1:
         parser.error("--threads must be at least 1")
+    if args.seed is not None and args.seed < 0:
+        parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.leaves < 1 or args.cache < 0:
         parser.error("--leaves must be at least 1 and --cache at least 0")
     for spec in (args.player_spec, args.fallback_spec):

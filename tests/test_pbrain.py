@@ -337,6 +337,16 @@ def test_a_bad_player_spec_is_a_one_line_command_line_error(option):
     assert done.stderr.splitlines()[-1] == "pbrain.py: error: bad player spec 'foo:3' (see --help for the valid forms)"
 
 
+def test_a_negative_seed_is_a_command_line_error(capsys):
+    """numpy refused it later, "expected non-negative integer", naming no option."""
+    from tests.fakes import load_script
+
+    with pytest.raises(SystemExit) as refused:
+        load_script("pbrain").parse_args(["--seed", "-3"])
+    assert refused.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(
+        ": error: --seed must be at least 0, got -3")
+
+
 # ---------------------------------------------------------------------------- in-process
 def test_rebuild_board_colours_and_order():
     board = rebuild_board(9, 9, own=[40, 41], theirs=[0, 1])
