@@ -50,8 +50,8 @@ def longer_hint(pipeline, target, max_minutes: float | None) -> str:
     from gomoku.training.pipeline import StopLimit
     from gomoku.training.progress import format_duration
 
-    if pipeline.stopped_by is StopLimit.GAMES:
-        return f"--resume --set train.game_batch_num=N, N above {target.games:,}"
+    if pipeline.stopped_by is StopLimit.GAMES:  # (the last iteration's workers may have played past the target)
+        return f"--resume --set train.game_batch_num=N, N above {max(target.games, pipeline.games_played):,}"
     if pipeline.stopped_by is StopLimit.WALL_TIME:
         own = pipeline.config.train.max_minutes
         limits = ([] if max_minutes is None else ["a larger --max-minutes"]) + (
@@ -60,6 +60,16 @@ def longer_hint(pipeline, target, max_minutes: float | None) -> str:
                 f"{'it counts' if len(limits) == 1 else 'the smaller wins; both count'} the run's time over all "
                 f"its sessions, {format_duration(pipeline.wall_time)} so far")
     return "--resume: --max-iterations counts the iterations of one session"
+
+
+def no_best_reason(pipeline) -> str:
+    """Why the run has no best.pt: no evaluation yet, or none that ``eval.select_by`` chose."""
+    e, games = pipeline.config.eval, pipeline.games_played
+    if games < e.check_freq:
+        return f"the first evaluation comes at {e.check_freq:,} games"
+    rule = ("no evaluation has yet scored above 0 against the pure-MCTS ladder" if e.select_by == "ladder" else
+            f"no evaluation so far was chosen as best by its score against {', '.join(e.opponents)}")
+    return f"{rule}; the next comes at {(games // e.check_freq + 1) * e.check_freq:,} games"
 
 
 def end_message(pipeline, run_dir: Path, target=None, max_minutes: float | None = None) -> str:
@@ -73,10 +83,8 @@ def end_message(pipeline, run_dir: Path, target=None, max_minutes: float | None 
     best = run_dir / BEST_MODEL
     if best.exists():
         return f"{done}\nplay its best model: python scripts/play.py --model {best}"
-    check = pipeline.config.eval.check_freq
     hint = longer_hint(pipeline, target or pipeline.target(), max_minutes)
-    return (f"{done}\nno {BEST_MODEL} yet: the first evaluation comes at {check:,} games (train longer: "
-            f"the same command with {hint})")
+    return f"{done}\nno {BEST_MODEL} yet: {no_best_reason(pipeline)} (train longer: the same command with {hint})"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -160,14 +160,24 @@ def test_kill_at_any_instant_then_resume(tmp_path):
 
 
 def test_stale_temp_files_are_removed_on_start(tmp_path):
+    """The temp files of the run's own saves go, on a new run's start and on resume; other files
+    whose names look like temp files (the user's, another program's) stay."""
     config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES)
+    (tmp_path / "buffer").mkdir()
+    foreign = [tmp_path / ".draft.tmp", tmp_path / ".notes.md.k2x9.tmp", tmp_path / "buffer" / ".plot.png.a1.tmp"]
+    for path in foreign:
+        path.write_bytes(b"not the run's")
+    first_save = tmp_path / ".checkpoint.pt.abc123.tmp"  # a new run killed inside its first save
+    first_save.write_bytes(b"half a save")
     TrainPipeline(config, tmp_path, device="cpu", progress=False).close()
-    (tmp_path / "buffer").mkdir(exist_ok=True)
-    stale = [tmp_path / ".checkpoint.pt.abc123.tmp", tmp_path / ".best.pt.x.tmp", tmp_path / "buffer" / ".000001.npz.y.tmp"]
+    assert not first_save.exists()
+    stale = [tmp_path / ".checkpoint.pt.abc123.tmp", tmp_path / ".best.pt.x.tmp",
+             tmp_path / ".current.pt.pending-000002.q_7.tmp", tmp_path / "buffer" / ".000001.npz.y.tmp"]
     for path in stale:
         path.write_bytes(b"half a save")
     TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False).close()
     assert not any(path.exists() for path in stale)
+    assert all(path.read_bytes() == b"not the run's" for path in foreign)
 
 
 def test_ctrl_c_inside_a_commit_waits_until_it_is_done(tmp_path, monkeypatch):
@@ -211,6 +221,18 @@ def test_a_metrics_file_cut_mid_file_is_named_on_resume(tmp_path, caplog):
     assert f"{path}: dropping a torn last line (line 3," in caplog.text
     assert f"{path}: holds no record of iteration(s) 2-3 of the checkpoint's 3" in caplog.text
     assert path.read_bytes() == lines[0] + b"garbage\n"
+
+
+def test_a_deleted_metrics_file_is_named_on_resume(tmp_path, caplog):
+    import logging
+
+    config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES + ["train.game_batch_num=2"])
+    TrainPipeline(config, tmp_path, device="cpu", progress=False).run()
+    path = tmp_path / "metrics.jsonl"
+    path.unlink()
+    with caplog.at_level(logging.WARNING):
+        TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False).close()
+    assert f"{path}: holds no record of iteration(s) 1-2 of the checkpoint's 2" in caplog.text
 
 
 class _Killed(Exception):

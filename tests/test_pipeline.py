@@ -267,6 +267,24 @@ def test_resume_continues_the_run_with_its_own_config(tmp_path, caplog):
         TrainPipeline(None, run, device="cpu", resume=True, progress=False, overrides=["train.lr=.inf"])
 
 
+@pytest.mark.parametrize("select_by, promised", [("ladder", False), ("opponents", True)])
+def test_new_eval_opponents_forget_the_best_score_against_the_old(tmp_path, caplog, select_by, promised):
+    """The best score against the old opponents is forgotten; only under select_by: opponents does
+    that make the next evaluation's model best.pt, and only then is it said."""
+    from gomoku.training.evaluation import NO_SCORE
+
+    config = load_config("configs/smoke.yaml", ["eval.opponents=[random]", f"eval.select_by={select_by}"])
+    TrainPipeline(config, tmp_path, device="cpu", progress=False).close()  # a new run, at iteration 0
+    payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    payload["ladder"]["best_opponent_score"] = 0.5  # as after an evaluation against [random]
+    torch.save(payload, tmp_path / "checkpoint.pt")
+    resumed = TrainPipeline(None, tmp_path, device="cpu", resume=True, progress=False,
+                            overrides=["eval.opponents=[heuristic]"])
+    resumed.close()
+    assert resumed.state.ladder.best_opponent_score == NO_SCORE
+    assert ("the next evaluation's model becomes best.pt" in caplog.text) == promised
+
+
 def test_max_wall_time_counts_the_whole_run(tmp_path):
     run = tmp_path / "run"
     config = load_config("configs/smoke.yaml", ["search.n_playout=8", "train.game_batch_num=100"])

@@ -111,11 +111,12 @@ def test_the_end_line_says_how_to_train_on_past_the_limit_that_stopped_the_run(t
                                    config=load_config(SMOKE, list(overrides)))
         pipeline.stopped_by = TrainPipeline._stop_limit(pipeline, target, 1)  # as run() finds it
         last = end_message(pipeline, tmp_path, target, max_minutes).splitlines()[-1]
-        assert last.startswith("no best.pt yet: the first evaluation comes at 8 games (train longer: the same "
-                               "command with --resume")
+        assert last.startswith("no best.pt yet: ") and " (train longer: the same command with --resume" in last
         return last.partition("--resume")[2]
 
     assert hint(12, 10.0, RunTarget(12, 120.0)) == " --set train.game_batch_num=N, N above 12)"
+    # Workers that played past the target (8/7 games): N must be above what the run has played.
+    assert hint(8, 10.0, RunTarget(7, 120.0)) == " --set train.game_batch_num=N, N above 8)"
     assert hint(4, 181.0, RunTarget(12, 120.0), 2.0) == (" and a larger --max-minutes: it counts the run's time "
                                                         "over all its sessions, 0:03:01 so far)")
     assert hint(4, 181.0, RunTarget(12, 120.0), None, ("train.max_minutes=2",)) == (
@@ -132,6 +133,44 @@ def test_the_end_line_says_how_to_train_on_past_the_limit_that_stopped_the_run(t
     assert done.startswith("done: reached ") and "of run time (limit 1e-09 min)" in done
     assert last.endswith(" so far)") and "--resume and a larger --max-minutes: it counts the run's time" in last
     assert "game_batch_num" not in last
+
+
+def test_the_end_line_without_best_pt_says_why(tmp_path):
+    """Before the first evaluation: when it comes; after evaluations that chose no best model
+    (under eval.select_by: ladder, a score of 0 writes no best.pt): that, and when the next comes."""
+    end_message = load_script("train").end_message
+
+    def reason(games: int, overrides: tuple[str, ...] = ()) -> str:
+        pipeline = SimpleNamespace(stop_reason="(why)", games_played=games, wall_time=1.0, stopped_by=None,
+                                   config=load_config(SMOKE, list(overrides)))
+        return end_message(pipeline, tmp_path, RunTarget(100, None, 1)).splitlines()[-1].partition(" (train")[0]
+
+    assert reason(4) == "no best.pt yet: the first evaluation comes at 8 games"
+    assert reason(8) == ("no best.pt yet: no evaluation has yet scored above 0 against the pure-MCTS ladder; the next "
+                         "comes at 16 games")
+    assert reason(17, ("eval.opponents=[random, heuristic]", "eval.select_by=opponents")) == (
+        "no best.pt yet: no evaluation so far was chosen as best by its score against random, heuristic; the next "
+        "comes at 24 games")
+
+
+@pytest.mark.parametrize("leftover", ["best.pt", "current.pt", "current.pt.pending-000001", "best.pt.pending-000003"])
+def test_a_new_run_refuses_a_folder_with_model_files_of_another_run(tmp_path, train, leftover):
+    run = tmp_path / "R"
+    run.mkdir()
+    (run / leftover).write_bytes(b"a model of another run")
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+    assert code == 2 and err == [f"error: {run} holds files of a run but no checkpoint.pt ({leftover}); choose "
+                                 f"another --run-dir"]
+    assert sorted(p.name for p in run.iterdir()) == sorted([leftover, "train.lock"])
+
+
+def test_the_end_estimate_counts_max_iterations():
+    from gomoku.training.progress import RunProgress
+
+    where = [(0.0, 0, 0)]  # the run's (wall time, games, iteration), as committed
+    progress = RunProgress(lambda: where[0], 100, RunTarget(1000, None, 3))
+    where[0] = (10.0, 4, 1)  # one iteration of 4 games in 10 s; 2 more to play
+    assert progress.eta() == (240.0, 20.0)  # evaluation at 100 games: 96 games at 2.5 s; the end: 2 iterations
 
 
 def test_train_max_minutes_ends_the_run(tmp_path):

@@ -32,11 +32,11 @@ import torch
 import yaml
 
 from gomoku.training.actors import Actors, check_device, draw_seed, make_actors, selfplay_description
-from gomoku.training.buffer import ReplayBuffer, ShardStore, read_legacy_buffer
+from gomoku.training.buffer import SHARD_PATTERN, ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
-from gomoku.training.evaluation import (BEST_MODEL, NO_SCORE, EvalReport, evaluate, promote_model_files,
-                                        write_model_files)
+from gomoku.training.evaluation import (BEST_MODEL, CURRENT_MODEL, NO_SCORE, PENDING, EvalReport, evaluate,
+                                        promote_model_files, write_model_files)
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from gomoku.training.metrics import METRICS, IterationRecord, TrainStats
 from gomoku.training.progress import RunProgress, RunTarget, format_duration
@@ -54,6 +54,7 @@ CHECKPOINT = "checkpoint.pt"
 BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardStore)
 LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 CONFIG = "config.yaml"
+RUN_FILES = (CHECKPOINT, METRICS, CONFIG, LEGACY_BUFFER, CURRENT_MODEL, BEST_MODEL)  # and NAME.pending-N of the models
 class StopLimit(enum.Enum):
     """The limit that ended a ``run`` (``TrainPipeline.stopped_by``)."""
 
@@ -93,7 +94,6 @@ class TrainPipeline:
         self._resume_note: dict | None = None  # recorded in the first metrics record after a resume
         self._config_on_disk: dict | None = None  # what config.yaml holds
         try:
-            remove_stale_temps(self.run_dir, self.shards.folder)
             payload = (load_checkpoint(self.run_dir / CHECKPOINT, training=True)
                        if resume else None)
             if payload is not None:
@@ -102,6 +102,8 @@ class TrainPipeline:
                 raise ValueError("a new run needs a config")
             else:
                 self._check_empty()
+            remove_stale_temps(self.run_dir, lambda name: name.partition(PENDING)[0] in RUN_FILES)
+            remove_stale_temps(self.shards.folder, SHARD_PATTERN.fullmatch)
             self._setup(config)
             check_device(config)  # a resumed run's
             if payload is not None:
@@ -142,14 +144,16 @@ class TrainPipeline:
     wall_time = property(lambda self: self.state.wall_time)
     lr_multiplier = property(lambda self: self.state.lr_multiplier)
 
-    def _where(self) -> tuple[float, int]:
-        return self.state.wall_time, self.state.games_played
+    def _where(self) -> tuple[float, int, int]:
+        return self.state.wall_time, self.state.games_played, self.state.iteration
 
     def _check_empty(self) -> None:
         if (self.run_dir / CHECKPOINT).exists():
             raise FileExistsError(f"{self.run_dir} already holds a run; pass --resume to continue it "
                                   f"or choose another --run-dir")
-        leftovers = [name for name in (METRICS, LEGACY_BUFFER) if (self.run_dir / name).exists()]
+        models = (CURRENT_MODEL, BEST_MODEL)
+        leftovers = [name for name in (METRICS, LEGACY_BUFFER, *models) if (self.run_dir / name).exists()]
+        leftovers += sorted(path.name for model in models for path in self.run_dir.glob(f"{model}{PENDING}*"))
         leftovers += [f"{BUFFER_DIR}/{self.shards.path(i).name}" for i in self.shards.iterations()]
         if leftovers:
             raise FileExistsError(f"{self.run_dir} holds files of a run but no {CHECKPOINT} "
@@ -227,8 +231,11 @@ class TrainPipeline:
                                   f"({type(error).__name__}: {error})") from error
         changes = (self._resume_note or {}).get("config_changes", {})
         if "eval.opponents" in changes and self.state.ladder.best_opponent_score != NO_SCORE:
-            log.warning("eval.opponents changed: the best score so far (against the old opponents) is "
-                        "forgotten; the next evaluation's model becomes best.pt")
+            # Forgotten under either eval.select_by (a score against other opponents means nothing
+            # now); only under "opponents" does it pick best.pt: the ladder's choice stays as it was.
+            if self.config.eval.select_by == "opponents":
+                log.warning("eval.opponents changed: the best score so far (against the old opponents) is "
+                            "forgotten; the next evaluation's model becomes best.pt")
             self.state = dataclasses.replace(
                 self.state, ladder=dataclasses.replace(self.state.ladder, best_opponent_score=NO_SCORE))
         self.rng.bit_generator.state = payload["rng"]

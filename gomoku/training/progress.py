@@ -42,13 +42,13 @@ class RunTarget:
 class RunProgress:
     """The pace of this session and, when ``enabled``, a bar of the games of the target whose text
     says the run time, the speed, the ETAs and the phase (self-play, training i/n, evaluation ...).
-    ``where()`` gives the run's (wall time, games) as committed."""
+    ``where()`` gives the run's (wall time, games, iteration) as committed."""
 
-    def __init__(self, where: Callable[[], tuple[float, int]], check_freq: int, target: RunTarget):
+    def __init__(self, where: Callable[[], tuple[float, int, int]], check_freq: int, target: RunTarget):
         self.where = where
         self.check_freq = check_freq
         self.target = target
-        self.start = where()  # (run wall time, games) when this session began
+        self.start = where()  # (run wall time, games, iteration) when this session began
         self.iteration_started: float | None = None  # perf_counter() at the start of the iteration in flight
         self._bar: tqdm | None = None
         self._text = ""  # speed and ETAs, after each iteration
@@ -58,8 +58,8 @@ class RunProgress:
 
     def open(self, enabled: bool) -> None:
         """Show the bar (with a clock thread that moves its run time on)."""
-        wall, games = self.where()
-        self.start = (wall, games)
+        self.start = self.where()
+        games = self.start[1]
         self._bar = tqdm(total=self.target.games, initial=min(games, self.target.games), unit="game",
                          disable=not enabled, dynamic_ncols=True, bar_format="{n_fmt}/{total_fmt} games |{bar}| {desc}")
         self.after_iteration()
@@ -78,9 +78,9 @@ class RunProgress:
     def eta(self) -> tuple[float | None, float | None]:
         """Seconds (estimated) to the next evaluation and to the end of the run, at this session's
         pace so far (self-play, training and evaluations together); None before it has one."""
-        wall0, games0 = self.start
-        wall, played = self.where()
-        seconds, games = wall - wall0, played - games0
+        wall0, games0, iteration0 = self.start
+        wall, played, iteration = self.where()
+        seconds, games, iterations = wall - wall0, played - games0, iteration - iteration0
         if games <= 0 or seconds <= 0:
             return None, None
         per_game = seconds / games
@@ -88,6 +88,8 @@ class RunProgress:
         to_end = max(0, self.target.games - played) * per_game
         if self.target.wall_s is not None:
             to_end = min(to_end, max(0.0, self.target.wall_s - wall))
+        if self.target.iterations is not None and iterations > 0:
+            to_end = min(to_end, max(0, self.target.iterations - iterations) * seconds / iterations)
         to_eval = (next_eval - played) * per_game if next_eval <= self.target.games else None
         return to_eval, to_end
 

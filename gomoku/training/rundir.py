@@ -3,7 +3,8 @@
 - ``RunLock``: an OS file lock (``train.lock``) held by the trainer for the life of a run; a
   second trainer gets ``RunLockedError`` naming the holder's PID. The OS drops the lock when its
   process dies, however it dies.
-- ``remove_stale_temps``: the temp files of saves cut short by a kill (only with the lock held).
+- ``remove_stale_temps``: the temp files of the run's saves cut short by a kill (only with the lock
+  held; other files, hidden or not, are left alone).
 - ``append_line`` / ``repair_metrics``: the metrics file is appended one flushed line per
   iteration; on resume the lines past the checkpoint's iteration (and a torn last line) are dropped.
 - ``writing(path)``: a failed write of a run's file (a full disk, a folder gone read-only) becomes a
@@ -20,14 +21,18 @@ import errno
 import json
 import logging
 import os
+import re
 import signal
 from pathlib import Path
+from typing import Callable
 
 from nets.checkpoint import TMP_SUFFIX, atomic_write
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "train.lock"
+# The temp file of an atomic write of NAME (nets.checkpoint.atomic_write): ".NAME.<random>.tmp".
+TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]+" + re.escape(TMP_SUFFIX))
 FAULT_ENV = "GOMOKU_FAULT"
 _fault_hits: dict[str, int] = {}
 
@@ -122,12 +127,14 @@ except ImportError:  # Windows
         msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
 
 
-def remove_stale_temps(*folders: Path) -> list[Path]:
-    """Delete the temp files (``.<name>.<random>.tmp``) that saves cut short by a kill left."""
+def remove_stale_temps(folder: Path, is_ours: Callable[[str], bool]) -> list[Path]:
+    """Delete the temp files (``.<name>.<random>.tmp``) that saves cut short by a kill left in
+    ``folder``: those of the files whose name ``is_ours`` accepts, and no others."""
     removed = []
-    for folder in folders:
-        if folder.is_dir():
-            for path in folder.glob(f".*{TMP_SUFFIX}"):
+    if folder.is_dir():
+        for path in sorted(folder.glob(f".*{TMP_SUFFIX}")):
+            match = TEMP_NAME.fullmatch(path.name)
+            if match and is_ours(match["target"]):
                 path.unlink(missing_ok=True)
                 removed.append(path)
     if removed:
@@ -166,10 +173,8 @@ def repair_metrics(path: Path, iteration: int) -> list[int]:
     """Keep the records of iterations up to ``iteration`` (the checkpoint's): drop the later
     ones and a torn last line, rewriting the file atomically; returns the dropped iterations.
     Lines that are not records, and records of iterations 1..``iteration`` that the file lacks (a
-    file cut short or edited), are logged as warnings naming them; such lines are kept as they are."""
-    if not path.exists():
-        return []
-    lines = path.read_bytes().split(b"\n")
+    file cut short, edited or deleted), are logged as warnings naming them; such lines are kept as they are."""
+    lines = (path.read_bytes() if path.exists() else b"").split(b"\n")
     torn = lines.pop()  # after the last newline: b"" unless a write was cut short
     keep, dropped, seen = [], [], set()
     for number, line in enumerate(lines, 1):
@@ -188,8 +193,8 @@ def repair_metrics(path: Path, iteration: int) -> list[int]:
             dropped.append(record_iteration)
     missing = sorted(set(range(1, iteration + 1)) - seen)
     if missing:
-        log.warning("%s: holds no record of iteration(s) %s of the checkpoint's %d (the file was cut short or "
-                    "edited); those records are lost, the run goes on", path, _spans(missing), iteration)
+        log.warning("%s: holds no record of iteration(s) %s of the checkpoint's %d (the file was cut short, "
+                    "edited or deleted); those records are lost, the run goes on", path, _spans(missing), iteration)
     if not dropped and not torn:
         return []
     if dropped:
