@@ -19,6 +19,7 @@ naming the file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import logging
 import os
@@ -33,7 +34,7 @@ from typing import BinaryIO, Callable, Iterator
 import torch
 from torch import nn
 
-from nets.model import NetConfig, build_net, flush_subnormals
+from nets.model import IN_PLANES, NetConfig, build_net, flush_subnormals
 
 FORMAT = "gomoku-zero/1"
 FILE_MODE = 0o644  # mkstemp makes 0600 files; checkpoints are meant to be shared
@@ -79,8 +80,16 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None],
                  before_replace: Callable[[], None] | None = None) -> None:
     """Write a file atomically: ``write(handle)`` into a temp file in the same folder, flushed to
     disk, then ``os.replace`` (the folder flushed after it). SIGINT/SIGTERM wait until it is done; on any error the temp file
-    is removed. ``before_replace`` runs between the two (a fault-injection point for tests)."""
+    is removed. ``before_replace`` runs between the two (a fault-injection point for tests).
+
+    A symbolic link is written through (its target is replaced, the link stays); a path that is
+    neither a file nor missing (a device such as /dev/null, a pipe, a folder) is an OSError: the
+    rename would put a regular file in its place."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        raise OSError(errno.EEXIST, "not a regular file, which a write would replace", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     with deferred_signals():
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
@@ -217,9 +226,9 @@ def _check_shapes(config: NetConfig, weights: dict, source: str) -> None:
 
 def net_from_checkpoint(payload: dict, width: int | None = None, height: int | None = None,
                         path: str | os.PathLike | None = None) -> nn.Module:
-    """Build the net a checkpoint describes, once its weights fit it; check that it plays the
-    board size when one is given (an fc net only its own, a pooled net any; ``NetConfig.plays``).
-    ``path`` names the file in the errors."""
+    """Build the net a checkpoint describes, once its weights fit it, in eval mode; check that it
+    plays the board size when one is given (an fc net only its own, a pooled net any;
+    ``NetConfig.plays``) and gives finite outputs. ``path`` names the file in the errors."""
     source = str(path) if path is not None else "checkpoint"
     try:
         config = NetConfig(**payload["net_config"])
@@ -235,6 +244,12 @@ def net_from_checkpoint(payload: dict, width: int | None = None, height: int | N
     except RuntimeError as error:
         raise CheckpointError(f"{source}: the weights do not fit its net_config: {first_line(error)}") from error
     flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
+    net.eval()  # as it plays (a residual tower's batch norms use their running statistics)
+    with torch.inference_mode():
+        outputs = net(torch.zeros(1, IN_PLANES, config.height, config.width))
+    if not all(torch.isfinite(output).all() for output in outputs):
+        raise CheckpointError(f"{source}: the net's outputs are not finite (NaN or infinity) on an empty board: "
+                              "its weights are broken")
     return net
 
 

@@ -12,8 +12,12 @@ CPU_CHUNK = 16
 
 
 def legal_priors(policy: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """The policy on the legal moves, renormalised (uniform when the net gives them no mass)."""
-    priors = policy * legal
+    """The policy on the legal moves, renormalised (uniform when the net gives them no mass).
+    A NaN or infinity on a legal move (broken weights) is a ValueError: renormalised, it made
+    every prior NaN and the search played an occupied point."""
+    priors = np.where(legal, policy, 0.0)  # not policy * legal: NaN * 0 is NaN
+    if not np.isfinite(priors).all():
+        raise ValueError("the net's policy is not finite (NaN or infinity) on a legal move: its weights are broken")
     totals = priors.sum(axis=1, keepdims=True)
     if totals.all():  # the usual case: some mass on a legal move in every row
         return priors / totals

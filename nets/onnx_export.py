@@ -202,6 +202,8 @@ def export_onnx(net: nn.Module, path: str | os.PathLike, opset: int = DEFAULT_OP
 def _check_output(path: Path) -> None:
     if path.is_dir():
         raise OnnxExportError(f"{path} is a folder: give the file to write, e.g. {path / 'model.onnx'}")
+    if path.exists() and not path.is_file():
+        raise OnnxExportError(f"{path} is not a regular file (a device, a pipe): give the file to write")
 
 
 def save_onnx(model: bytes, path: str | os.PathLike) -> Path:

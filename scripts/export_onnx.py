@@ -80,6 +80,8 @@ def output_problem(model: Path, out: Path) -> str | None:
         return f"the output {out} ends in .pt, a checkpoint's name: give a .onnx path"
     if out.is_dir():
         return f"the output {out} is a folder: give the file to write, e.g. {out / 'model.onnx'}"
+    if out.exists() and not out.is_file():
+        return f"the output {out} is not a regular file (a device, a pipe): give the file to write"
     if out.exists() and model.exists() and os.path.samefile(model, out):
         return f"the output {out} is the model file itself: give another path"
     return None

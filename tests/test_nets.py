@@ -221,3 +221,48 @@ def test_training_and_loading_leave_no_subnormal_weights(tmp_path):
     save_model(path, _net_with_subnormals())
     assert _subnormals(load_checkpoint(path)["model"].values()) > 1000
     assert _subnormals(load_net(path).state_dict().values()) == 0
+
+
+def test_an_atomic_write_goes_through_a_link_and_never_replaces_a_device_or_a_pipe(tmp_path, capsys):
+    """As root, `export_onnx.py model /dev/null` put a regular file in /dev/null's place (the
+    rename replaces whatever is there); a symbolic link was replaced by a file, its target kept."""
+    import os
+
+    from nets.checkpoint import atomic_write
+    from tests.fakes import load_script
+
+    target, link, pipe = tmp_path / "target.bin", tmp_path / "link.bin", tmp_path / "pipe.bin"
+    target.write_bytes(b"old")
+    link.symlink_to(target.name)
+    os.mkfifo(pipe)
+    atomic_write(link, lambda handle: handle.write(b"new"))
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    with pytest.raises(OSError, match="not a regular file"):
+        atomic_write(pipe, lambda handle: handle.write(b"new"))
+    assert pipe.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["link.bin", "pipe.bin", "target.bin"]
+    script = load_script("export_onnx")
+    assert script.output_problem(tmp_path / "model.pt", pipe) == (
+        f"the output {pipe} is not a regular file (a device, a pipe): give the file to write")
+
+
+def test_a_net_with_non_finite_outputs_is_refused_not_played(tmp_path):
+    """Finite weights can still give NaN (a huge bias): the search then renormalised NaN priors
+    and played an occupied point. The load refuses such a file, naming it; legal_priors refuses
+    NaN on a legal move, and a NaN on an illegal one no longer spreads to the legal ones."""
+    from nets.checkpoint import load_net, save_model
+    from nets.evaluator import legal_priors
+
+    net = build_net(NetConfig())
+    with torch.no_grad():
+        net.conv1.bias.fill_(3e38)
+    path = tmp_path / "nan.pt"
+    save_model(path, net)
+    with pytest.raises(CheckpointError, match=f"^{path}: the net's outputs are not finite"):
+        load_net(path)
+    fine = tmp_path / "fine.pt"
+    save_model(fine, build_net(NetConfig()))
+    assert not load_net(fine).training  # loaded as it plays
+    legal = np.array([[True, True, False, False]])
+    np.testing.assert_allclose(legal_priors(np.array([[0.2, 0.3, np.nan, 0.5]]), legal), [[0.4, 0.6, 0, 0]])
+    with pytest.raises(ValueError, match="not finite"):
+        legal_priors(np.array([[np.nan, 0.3, 0.2, 0.5]]), legal)
