@@ -19,6 +19,7 @@ pygame = pytest.importorskip("pygame")
 from gomoku.ui.ai import SearchState  # noqa: E402
 from gomoku.ui.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
 from gomoku.ui.layout import BASE_SIZE  # noqa: E402
+from gomoku.ui.session import WHITE, Author  # noqa: E402
 from gomoku.game.board import Board  # noqa: E402
 from gomoku.players import Player, parse_point  # noqa: E402
 from tests.fakes import load_script  # noqa: E402
@@ -380,3 +381,16 @@ def test_torch_threads_are_restored_after_the_apps_close(make_app, tmp_path):
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_game_saved_after_a_swap_in_mid_game_loads_with_the_persons_colour(make_app, tmp_path):
+    """The saved header listed both players of each colour, so the load took the person for
+    Black: with White to move, the AI played the person's move at once."""
+    saved = tmp_path / "swapped.txt"
+    saved.write_text("# gomoku-zero game\n# size: 9x9\n# black: you, minimax:1\n# white: minimax:1, you\n"
+                     "# you: white\nE5  # you\nD4  # minimax:1\nF5  # minimax:1\n")
+    app = make_app("minimax:1", load=saved)
+    app.step()
+    assert app.session.human == WHITE and len(app.board.moves) == 3  # White (the person) to move
+    assert [p.by for p in app.session.history] == [Author.YOU, Author.AI, Author.AI]
+    assert app.thinker.job is None

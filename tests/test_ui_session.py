@@ -309,9 +309,15 @@ def test_a_saved_game_names_who_played_each_colour_after_a_swap_in_mid_game():
     game.play(p("F5"), Author.AI, "az:m.pt:400")
     game.play(p("D5"), Author.YOU)
     lines = game.to_text("az:m.pt:400").splitlines()
-    assert lines[2:4] == ["# black: you, az:m.pt:400", "# white: az:m.pt:400, you"]
-    assert lines[4:] == ["E5  # you", "D4  # az:m.pt:400", "F5  # az:m.pt:400", "D5  # you"]
+    assert lines[2:5] == ["# black: you, az:m.pt:400", "# white: az:m.pt:400, you", "# you: white"]
+    assert lines[5:] == ["E5  # you", "D4  # az:m.pt:400", "F5  # az:m.pt:400", "D5  # you"]
+    # It loads back with the person on White (to move: the AI played G2 for them when the window
+    # took Black as theirs) and each move's player.
     saved = parse_game("\n".join(lines))
-    assert saved.moves == game.position() and saved.human_colour() is None
+    assert saved.moves == game.position() and saved.human_colour() == WHITE
+    assert saved.authors() == (Author.YOU, Author.AI, Author.AI, Author.YOU)
+    assert parse_game("E5\nD4").authors() is None and parse_game("# white: you\nE5\nD4").authors() == (Author.AI, Author.YOU)
+    with pytest.raises(SetupError, match="bad you 'red' in the header"):
+        parse_game("# you: red\nE5")
     setup = Session(9, WHITE, (p("E5"),))  # a set-up move names nobody: the colours keep their sides
     assert setup.to_text("minimax:2").splitlines()[2:4] == ["# black: minimax:2", "# white: you"]

@@ -79,8 +79,7 @@ class PlayApp:
         self.ai, self.ai_spec, self.note = check_opponent(ai, spec, game.size, game.n_in_row), spec, note
         file_human = game.human_colour()
         human = (file_human or BLACK) if human_first is None else (BLACK if human_first else WHITE)
-        authors = None if file_human is None else tuple(
-            Author.YOU if i % 2 == file_human - 1 else Author.AI for i in range(len(game.moves)))
+        authors = game.authors()
         self.session = Session(game.size, human, game.moves, authors, game.n_in_row)
         self.seed, self.title = seed, title
         if screenshot is None and display_missing():

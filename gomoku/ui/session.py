@@ -33,6 +33,7 @@ BLACK, WHITE = 1, 2
 COLOUR_NAMES = {BLACK: "Black", WHITE: "White"}
 FILE_TITLE = "# gomoku-zero game"
 YOU_NAME = "you"  # the player header of the person's colour in a saved game
+YOU_HEADER = {"black": 1, "white": 2}  # the values of the ``you`` header
 
 
 class SetupError(Exception):
@@ -64,11 +65,28 @@ class SavedGame:
     white: str = ""
     result: str = ""
     n_in_row: int = N_IN_ROW
+    you: str = ""  # the ``you`` header: the person's colour at the end, written after a swap in mid-game
+    notes: tuple[str, ...] = ()  # each move's comment ("" for none): who played it, after a swap
 
     def human_colour(self) -> int | None:
-        """The colour whose player header is ``you``, if exactly one is."""
+        """The person's colour: the ``you`` header's, else the colour whose player header is
+        ``you``, if exactly one is."""
+        if self.you.lower() in YOU_HEADER:
+            return YOU_HEADER[self.you.lower()]
         you = [c for c, name in ((BLACK, self.black), (WHITE, self.white)) if name.lower() == YOU_NAME]
         return you[0] if len(you) == 1 else None
+
+    def authors(self) -> tuple[Author, ...] | None:
+        """Who played each move, when the file says: each move's note (``you`` or the AI's
+        setting) where the game names its players move by move, else by the person's colour."""
+        human = self.human_colour()
+        if human is None:
+            return None
+        by_colour = [Author.YOU if i % 2 == human - 1 else Author.AI for i in range(len(self.moves))]
+        if not any(self.notes):
+            return tuple(by_colour)
+        return tuple(Author.YOU if note.lower() == YOU_NAME else Author.AI if note else colour
+                     for note, colour in zip(self.notes, by_colour))
 
 
 def new_board(size: int, n_in_row: int = N_IN_ROW) -> Board:
@@ -211,15 +229,18 @@ class Session:
         """The game as saved text. Each colour's header names who played its moves: ``you``, or
         the AI's setting when it played them (``ai_name`` for a colour nobody has played yet). A
         colour played by more than one (the AI's setting changed, or a swap in mid-game) lists
-        them all, and each of its moves names its own player."""
+        them all, each of its moves names its own player, and a ``you`` header says which colour the
+        person had at the end (the colour to play on with when the game is loaded)."""
         players = [self._player_name(played, ai_name) for played in self.history]
         names = {}
         for colour in (BLACK, WHITE):
             named = [name for ply, name in enumerate(players) if name and self.to_move_at(ply) == colour]
             names[colour] = list(dict.fromkeys(named)) or [YOU_NAME if colour == self.human else ai_name]
         notes = [name if len(names[self.to_move_at(ply)]) > 1 else "" for ply, name in enumerate(players)]
+        swapped = any(YOU_NAME in listed and len(listed) > 1 for listed in names.values())
         return format_game(self.size, [p.move for p in self.history], ", ".join(names[BLACK]),
-                           ", ".join(names[WHITE]), self.result_text(), notes, self.n_in_row)
+                           ", ".join(names[WHITE]), self.result_text(), notes, self.n_in_row,
+                           you=self.human if swapped else None)
 
     @staticmethod
     def _player_name(played: Played, ai_name: str) -> str:
@@ -307,11 +328,13 @@ def read_game_file(path: str | Path) -> str:
 
 # ------------------------------------------------------------------------------ text format
 def format_game(size: int, moves: list[int], black: str, white: str, result: str = "",
-                notes: Sequence[str] = (), n_in_row: int = N_IN_ROW) -> str:
+                notes: Sequence[str] = (), n_in_row: int = N_IN_ROW, you: int | None = None) -> str:
     """The saved-game text; ``notes[i]``, when given and not empty, follows move i as a comment.
-    The rule is in the header only when it is not five in a row."""
+    The rule is in the header only when it is not five in a row; ``you`` (a colour) only when given."""
     board = new_board(size, n_in_row)
     lines = [FILE_TITLE, f"# size: {size}x{size}", f"# black: {black}", f"# white: {white}"]
+    if you is not None:
+        lines.append(f"# you: {COLOUR_NAMES[you].lower()}")
     if n_in_row != N_IN_ROW:
         lines.insert(2, f"# n_in_row: {n_in_row}")
     if result:
@@ -345,6 +368,7 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
     """
     headers: dict[str, str] = {}
     tokens: list[str] = []
+    notes: list[str] = []  # each token's comment: that of its line, for a line of one move
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("#"):
@@ -352,7 +376,12 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
             if sep:
                 headers[key.strip().lower()] = value.strip()
             continue
-        tokens += [token for token in re.split(r"[,;\s]+", line.partition("#")[0]) if token]
+        moves_text, _, comment = line.partition("#")
+        found = [token for token in re.split(r"[,;\s]+", moves_text) if token]
+        tokens += found
+        notes += [comment.strip() if len(found) == 1 else ""] * len(found)
+    if "you" in headers and headers["you"].lower() not in YOU_HEADER:
+        raise SetupError(f"bad you {headers['you']!r} in the header: expected black or white")
     file_size = _header_size(headers["size"]) if "size" in headers else None
     if size is not None and file_size is not None and size != file_size:
         raise SetupError(f"the game is for a {file_size}x{file_size} board, not {size}x{size}")
@@ -375,4 +404,4 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
             raise SetupError(f"{where}: that point is already taken")
         board.do_move(move)
     return SavedGame(size, tuple(board.moves), headers.get("black", ""), headers.get("white", ""),
-                     headers.get("result", ""), n_in_row)
+                     headers.get("result", ""), n_in_row, headers.get("you", ""), tuple(notes))
