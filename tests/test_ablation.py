@@ -47,7 +47,7 @@ def test_variants_are_trained_rated_and_kept(tmp_path, monkeypatch):
         assert [m["opponent"] for m in r.matches] == ["random", "heuristic"]
         assert all(m["wins"] + m["draws"] + m["losses"] == 2 for m in r.matches)
         record = json.loads((root / r.name / "metrics.jsonl").read_text())
-        assert r.positions_per_s == pytest.approx(record["positions"] / record["selfplay_s"])
+        assert r.positions_per_s == pytest.approx(record["selfplay_positions_per_s"])  # one iteration: its figure
     # Each variant trained its own config, and the table on disk is the one returned.
     run_configs = [(root / name / "config.yaml").read_text() for name in ("baseline", "no-vcf")]
     assert "vcf: true" in run_configs[0] and "vcf: false" in run_configs[1]
@@ -127,13 +127,23 @@ def test_a_variant_is_rated_with_the_search_rules_it_trained_with(tmp_path, monk
     assert (asked["forced_moves"], asked["vcf"], asked["vct"], asked["leaves_per_step"]) == (True, True, False, 4)
 
 
-def test_the_self_play_speed_of_older_metrics_is_unknown_not_a_crash():
-    """Records written before ``positions`` or ``selfplay_s`` existed gave a TypeError; an older
-    results file (no ``positions_per_s``) loads, and the table says n/a."""
-    new = [IterationRecord(1, 4, positions=100, selfplay_s=20.0), IterationRecord(2, 8, positions=300, selfplay_s=30.0)]
-    assert ablation.selfplay_speed(new) == pytest.approx(6.0)
+def test_the_self_play_speed_is_the_runs_own_and_unknown_for_older_metrics():
+    """The table divided finished games' positions by the self-play time: 14.3 where the run's
+    log and plot said 25.9 (moves made per second, games still running carried over). It is now
+    the run's figure, weighted by self-play time; records that predate it give n/a, not a TypeError."""
+    new = [IterationRecord(1, 4, selfplay_positions_per_s=10.0, selfplay_s=20.0),
+           IterationRecord(2, 8, selfplay_positions_per_s=25.0, selfplay_s=30.0)]
+    assert ablation.selfplay_speed(new) == pytest.approx((10 * 20 + 25 * 30) / 50)
     assert ablation.selfplay_speed([IterationRecord(1, 4, selfplay_s=20.0)]) is None
-    assert ablation.selfplay_speed([IterationRecord(1, 4), IterationRecord(2, 8, positions=30, selfplay_s=3.0)]) is None
+    assert ablation.selfplay_speed([IterationRecord(1, 4), *new]) is None
     assert ablation.selfplay_speed([]) is None
     old = ablation.VariantResult("base", [], 5.0, 5.2, 3, 12, 0, [])
     assert old.positions_per_s is None and format_ablation([old]).splitlines()[2].endswith("| 12 | n/a |")
+
+
+def test_a_variant_named_dots_is_refused():
+    """A variant ".." trained in the folder above --root (its name is its folder there)."""
+    for name in (".", "..", ".hidden"):
+        with pytest.raises(ValueError, match="the name must be a letter or digit"):
+            Variant.parse(name)
+    assert Variant.parse("v1.2 search.vcf=false") == Variant("v1.2", ("search.vcf=false",))

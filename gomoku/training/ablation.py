@@ -28,7 +28,7 @@ from gomoku.training.metrics import METRICS, IterationRecord, read_records
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "ablation.json"
-VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # no "." or "..": it names a folder under the root
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Variant:
         """``NAME`` (the config as it is) or ``NAME section.key=value [section.key=value ...]``."""
         name, *overrides = text.split() or [""]
         if not VARIANT_NAME.fullmatch(name):
-            raise ValueError(f"variant {text!r}: the name must be letters, digits, '.', '_' or '-' "
+            raise ValueError(f"variant {text!r}: the name must be a letter or digit, then letters, digits, '.', '_' or '-' "
                              f"(it names the run directory), then the overrides, space-separated")
         return cls(name, tuple(overrides))
 
@@ -94,12 +94,14 @@ def run_records(run_dir: Path) -> list[IterationRecord]:
 
 
 def selfplay_speed(records: Sequence[IterationRecord]) -> float | None:
-    """Positions per second of self-play over the whole run; None when a record lacks the
-    positions or the self-play time (metrics written before those fields were)."""
-    seconds = [r.selfplay_s for r in records]
-    if not records or records[-1].positions is None or None in seconds or sum(seconds) <= 0:
+    """Moves made per second of self-play over the whole run (each iteration's
+    ``selfplay_positions_per_s`` weighted by its self-play time: the run's log and plot's figure);
+    None when a record lacks them (metrics written before those fields were)."""
+    pairs = [(r.selfplay_positions_per_s, r.selfplay_s) for r in records]
+    if not pairs or any(rate is None or seconds is None for rate, seconds in pairs):
         return None
-    return records[-1].positions / sum(seconds)
+    seconds = sum(seconds for _, seconds in pairs)
+    return sum(rate * seconds for rate, seconds in pairs) / seconds if seconds > 0 else None
 
 
 def train_variant(config: Config, run_dir: Path, minutes: float, progress: bool = False) -> None:
