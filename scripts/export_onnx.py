@@ -195,11 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"check passed{' (the float32 export, before int8)' if args.int8 else ''}: {report}")
     if args.bench:
         results = bench(net, args.out, args.bench_playouts, args.bench_moves, n_in_row or 5)
+        runtime = "onnxruntime int8" if args.int8 else "onnxruntime"  # the file written is what is timed
         print(f"single-position evaluate_batch, 1 thread: torch {results['torch_latency_us']:.0f} us, "
-              f"onnxruntime {results['onnxruntime_latency_us']:.0f} us")
+              f"{runtime} {results['onnxruntime_latency_us']:.0f} us")
         print(f"single-game search, {args.bench_playouts} playouts/move, {args.bench_moves} moves: "
               f"torch {results['torch_playouts_per_s']:.0f} playouts/s, "
-              f"onnxruntime {results['onnxruntime_playouts_per_s']:.0f} playouts/s")
+              f"{runtime} {results['onnxruntime_playouts_per_s']:.0f} playouts/s")
     return 0
 
 

@@ -350,3 +350,9 @@ def test_the_export_scripts_bench_runs_on_the_nets_own_board(tmp_path, capsys):
                                             "--bench-moves", "2"])
     out = capsys.readouterr().out
     assert code == 0 and "single-game search, 8 playouts/move, 2 moves" in out
+    assert "int8" not in out and "us, onnxruntime " in out
+    # The int8 file's times were labelled "onnxruntime" as if they were the float32 export's.
+    code = load_script("export_onnx").main([str(model), str(tmp_path / "x8.onnx"), "--int8", "--bench",
+                                            "--bench-playouts", "8", "--bench-moves", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "us, onnxruntime int8 " in out and "playouts/s, onnxruntime int8 " in out

@@ -107,6 +107,9 @@ def test_metrics_file_custom_out_and_size(tmp_path):
     assert out == tmp_path / "pics" / "c.png" and imread(out).shape[:2] == (600, 900)
     with pytest.raises(ValueError, match="too small"):
         plot_metrics(metrics, tmp_path / "d.png", size=(100, 100))
+    with pytest.raises(ValueError, match=r"99999x99999 is too large \(at most 10000x10000\)"):  # was a MemoryError
+        plot_metrics(metrics, tmp_path / "d.png", size=(99999, 99999))
+    assert not (tmp_path / "d.png").exists()
 
 
 def test_records_without_training_or_eval_note_it():

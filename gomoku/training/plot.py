@@ -28,6 +28,8 @@ CONFIG = "config.yaml"
 DEFAULT_OUT = "curves.png"
 DEFAULT_SIZE = (1200, 800)  # pixels, at DPI
 DPI = 100
+MIN_SIZE = (300, 200)  # pixels: the panels' text needs this much
+MAX_SIZE = (10_000, 10_000)  # pixels: a larger canvas runs out of memory (99999x99999 did) and no screen needs it
 SMOOTH_MIN_POINTS = 30  # from this many points on, noisy curves get a moving average over the faint raw line
 TITLES = ("Loss", "Policy entropy (nats)", "Evaluation score", "LR multiplier and KL (log scale)",
           "Value explained variance", "Self-play speed (positions/s)")
@@ -285,8 +287,10 @@ def plot_metrics(source: str | os.PathLike, out: str | os.PathLike | None = None
                  size: tuple[int, int] = DEFAULT_SIZE, title: str | None = None) -> Path:
     """Render a run's metrics (a run directory or its metrics.jsonl) to a PNG; returns the PNG's path."""
     metrics, out = resolve_paths(source, out)
-    if size[0] < 300 or size[1] < 200:
-        raise ValueError(f"image size {size[0]}x{size[1]} is too small (at least 300x200)")
+    if size[0] < MIN_SIZE[0] or size[1] < MIN_SIZE[1]:
+        raise ValueError(f"image size {size[0]}x{size[1]} is too small (at least {MIN_SIZE[0]}x{MIN_SIZE[1]})")
+    if size[0] > MAX_SIZE[0] or size[1] > MAX_SIZE[1]:
+        raise ValueError(f"image size {size[0]}x{size[1]} is too large (at most {MAX_SIZE[0]}x{MAX_SIZE[1]})")
     records = load_metrics(metrics)
     name = metrics.parent.name if metrics.name == METRICS else metrics.name
     fig = build_figure(records, title or f"gomoku-zero training: {name}", load_config(metrics.parent), size)
