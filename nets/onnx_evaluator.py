@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from nets.evaluator import legal_priors
-from nets.model import NetConfig, subnormals_as_zero
+from nets.model import IN_PLANES, NetConfig, subnormals_as_zero
 from nets.onnx_export import (INPUT_NAME, OUTPUT_NAMES, OnnxExportError, check_finite, onnx_session, read_n_in_row,
                               read_net_config)
 
@@ -30,6 +30,13 @@ class OnnxEvaluator:
         self.config: NetConfig | None = read_net_config(model)
         self.n_in_row: int | None = read_n_in_row(model)  # the rule it was trained for, if recorded
         self.session = onnx_session(model, threads)
+        inputs, outputs = self.session.get_inputs(), [o.name for o in self.session.get_outputs()]
+        if ([i.name for i in inputs] != [INPUT_NAME] or len(inputs[0].shape) != 4 or inputs[0].shape[1] != IN_PLANES
+                or outputs != list(OUTPUT_NAMES)):
+            raise OnnxExportError(
+                f"{self.source} is not a policy-value net of this project: expected the input {INPUT_NAME} "
+                f"[batch, {IN_PLANES}, H, W] and the outputs {', '.join(OUTPUT_NAMES)}, got "
+                f"{', '.join(f'{i.name} {i.shape}' for i in inputs)} -> {', '.join(outputs)}")
         # The board it was made for: its config's (a pooled net plays others too: config.plays),
         # else the input's fixed [batch, 4, H, W] shape.
         if self.config is not None:

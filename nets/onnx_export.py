@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from nets.checkpoint import atomic_write, first_line
-from nets.model import IN_PLANES, NetConfig
+from nets.model import IN_PLANES, MAX_BOARD_SIDE, NetConfig
 
 INPUT_NAME = "planes"
 OUTPUT_NAMES = ("log_policy", "value")
@@ -255,9 +255,15 @@ def onnx_available() -> bool:
 
 
 def read_n_in_row(model: str | os.PathLike | bytes) -> int | None:
-    """The ``n_in_row`` rule recorded in an exported model's metadata (None when absent)."""
-    text = _metadata(model).get(N_IN_ROW_KEY, "")
-    return int(text) if text.isdigit() else None
+    """The ``n_in_row`` rule recorded in an exported model's metadata (None when absent); a value
+    that is not a number from 1 to the largest board side is an OnnxExportError."""
+    text = _metadata(model).get(N_IN_ROW_KEY)
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_BOARD_SIDE):
+        raise OnnxExportError(f"{_name(model)} has an invalid {N_IN_ROW_KEY} {text!r} in its metadata "
+                              f"(a number from 1 to {MAX_BOARD_SIDE})")
+    return int(text)
 
 
 def check_finite(model: str | os.PathLike | bytes) -> None:

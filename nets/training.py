@@ -38,7 +38,8 @@ class UpdateStats:
 
 
 class Trainer:
-    """Owns the optimiser of a net. Inputs are numpy arrays; the device is the net's."""
+    """Owns the optimiser of a net, which it moves to ``device`` (default the CPU). Inputs are
+    numpy arrays."""
 
     def __init__(self, net: nn.Module, lr: float, device: torch.device | str = "cpu",
                  weight_decay: float = WEIGHT_DECAY):

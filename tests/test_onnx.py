@@ -190,6 +190,31 @@ def test_a_missing_onnx_model_is_the_checkpoint_error_of_a_missing_pt(tmp_path, 
     assert capsys.readouterr().err.strip() == f"error: no checkpoint at {missing}"
 
 
+def test_a_foreign_onnx_model_or_a_bad_rule_in_its_metadata_is_refused_at_load(exported, tmp_path):
+    """A model whose input is not ``planes`` loaded and failed at its first move with onnxruntime's
+    error; an ``n_in_row`` of "0" or "²" in the metadata was read as a rule or raised a bare ValueError."""
+    import onnx
+
+    from nets.onnx_export import OnnxExportError
+
+    _, _, path = exported
+    foreign = onnx.load(path)
+    foreign.graph.input[0].name = "x"
+    for node in foreign.graph.node:
+        node.input[:] = ["x" if name == "planes" else name for name in node.input]
+    onnx.save(foreign, tmp_path / "foreign.onnx")
+    with pytest.raises(OnnxExportError, match=r"foreign.onnx is not a policy-value net of this project: "
+                                              r"expected the input planes"):
+        OnnxEvaluator(tmp_path / "foreign.onnx")
+    for text in ("0", "\u00b2", "99"):
+        model = onnx.load(path)
+        del model.metadata_props[:]
+        onnx.helper.set_model_props(model, {"gomoku_zero.n_in_row": text})
+        onnx.save(model, tmp_path / "rule.onnx")
+        with pytest.raises(OnnxExportError, match=f"rule.onnx has an invalid gomoku_zero.n_in_row {text!r}"):
+            OnnxEvaluator(tmp_path / "rule.onnx")
+
+
 def test_the_in_memory_export_runs_like_the_file(exported):
     from nets.onnx_export import export_in_memory
 

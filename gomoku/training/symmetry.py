@@ -1,7 +1,8 @@
 """The 8 symmetries of a square board (4 rotations x reflection), on planes and on move policies.
 
-Transform ``k`` maps the point (row, col) to ``POINT_MAPS[k]`` applied to it; planes and policies
-are transformed with the same index permutation, so they stay consistent. A non-square board has
+``move_permutations(width, height)[k]`` is transform ``k`` as an index permutation of the points
+(the identity first); planes and policies are transformed with the same permutation, so they
+stay consistent. A non-square board has
 only the 4 symmetries that keep its shape (identity, the two flips, and the half turn).
 """
 
