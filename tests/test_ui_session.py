@@ -56,6 +56,16 @@ def test_undo_goes_back_to_your_turn_and_says_whose_moves_went():
     assert "Nothing" in describe_undo((), BOARD)
     mixed = describe_undo((Played(p("A1"), Author.SETUP), Played(p("B2"), you)), BOARD)
     assert mixed == "Took back the set-up move A1 and your move B2."
+    # Stepped back two moves (4 of 6 shown), U: the later moves went too, unnamed ("Took back the
+    # set-up moves E4, E6."); they are named now, and nothing goes when there is nothing to undo.
+    back = session_with(["E5", "F5", "E4", "E6", "D5", "C6"], [Author.SETUP] * 5 + [ai])
+    back.back(2)
+    taken = back.undo()
+    assert [t.move for t in taken] == [p(n) for n in ("E4", "E6", "D5", "C6")] and back.position() == (p("E5"), p("F5"))
+    assert describe_undo(taken, back.board) == "Took back the set-up moves E4, E6, D5 and the AI's move C6."
+    stepped = session_with(["E5", "D4"], [ai, you], human=WHITE)
+    stepped.back(2)
+    assert stepped.undo() == () and len(stepped.history) == 2  # nothing of yours before: the game stays
 
 
 def test_stepping_back_and_going_on_from_an_earlier_position():

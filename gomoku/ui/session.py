@@ -188,9 +188,9 @@ class Session:
         self.history = []
 
     def undo(self) -> tuple[Played, ...]:
-        """Back to the latest earlier position where the person is to move; the moves taken back
-        in the order they were played (none when there is no such position)."""
-        self.resume()
+        """Back to the latest position before the one shown where the person is to move; the
+        moves taken back in the order they were played, the later ones of a game stepped back
+        through included (none, and nothing changed, when there is no such position)."""
         target = next((ply for ply in range(self.cursor - 1, -1, -1) if self.to_move_at(ply) == self.human),
                        None)
         if target is None:
