@@ -109,7 +109,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(problem)
     if args.moves is not None and args.load is not None:
         parser.error("give --moves or --load, not both")
+    if args.web and (window_only := [option for option, given in window_options(args) if given]):
+        parser.error(f"{', '.join(window_only)} {'is a window option' if len(window_only) == 1 else 'are window options'}:"
+                     " --web serves the page, which has its own settings (opponent, playouts, who plays first)")
     return args
+
+
+def window_options(args: argparse.Namespace) -> list[tuple[str, bool]]:
+    """Each window-only option and whether it was given (--web takes --model and --size only)."""
+    return [("--opponent", args.opponent is not None), ("--playouts", args.playouts != DEFAULT_PLAYOUTS),
+            ("--first", args.first is not None), ("--ai-first", args.ai_first),
+            ("--n-in-row", args.n_in_row is not None), ("--seconds", args.seconds is not None),
+            ("--seed", args.seed is not None), ("--moves", args.moves is not None), ("--load", args.load is not None),
+            ("--save", args.save is not None), ("--numbers", args.numbers), ("--no-analysis", args.no_analysis),
+            ("--window", args.window is not None), ("--screenshot", args.screenshot is not None)]
+
+
+def web_model(args: argparse.Namespace) -> Path:
+    """The model --web exports: --model, else the default model for --size (models/15x15.pt beside
+    models/9x9.pt for --size 15, as the window picks it), else the default; an ExportError when
+    none is a file."""
+    from gomoku.ui.ai import sized_default
+    from gomoku.web import ExportError
+
+    if args.model is not None or args.size is None:
+        return args.model or default_model()
+    for path in sized_default(default_model(), args.size):
+        if path.is_file():
+            return path
+    raise ExportError(f"no model for a {args.size}x{args.size} board at {sized_default(default_model(), args.size)[0]}: "
+                      "give --model")
 
 
 def default_model() -> Path:
@@ -124,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         from gomoku.web import ExportError
         from gomoku.web.browser import play_in_browser
         try:
-            play_in_browser(args.model or default_model())
+            play_in_browser(web_model(args), size=args.size)
         except ExportError as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_USAGE

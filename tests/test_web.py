@@ -838,3 +838,24 @@ def test_the_export_screenshot_plays_on_the_pages_board(pooled_site, tmp_path, m
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(moves) == 4 and moves[0] == 112  # H8, the centre of 15x15 (40 is E5's number on 9x9)
     assert Board.from_moves(moves, 15, 15).moves == moves
+
+
+def test_play_web_takes_the_model_for_size_and_refuses_the_windows_options(tmp_path, capsys, monkeypatch):
+    """--web served models/9x9.pt whatever --size, --opponent or --playouts said, with no word."""
+    from gomoku.web import ExportError
+    from gomoku.web.browser import play_in_browser
+
+    play = load_script("play")
+    for argv, named in ((["--opponent", "minimax:2"], "--opponent is a window option"),
+                        (["--playouts", "1600", "--seed", "3"], "--playouts, --seed are window options")):
+        with pytest.raises(SystemExit) as refused:
+            play.parse_args(["--web", *argv])
+        assert refused.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(
+            f": error: {named}: --web serves the page, which has its own settings (opponent, playouts, who plays first)")
+    monkeypatch.chdir(REPO_ROOT)
+    assert play.web_model(play.parse_args(["--web"])) == Path("models/9x9.pt")
+    assert play.web_model(play.parse_args(["--web", "--size", "15"])) == Path("models/15x15.pt")
+    assert play.web_model(play.parse_args(["--web", "--size", "13"])) == Path("models/9x9.pt")  # then refused:
+    with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, not 13x13"):
+        play_in_browser(Path("models/9x9.pt"), port=0, open_browser=False, size=13)
+    assert play.web_model(play.parse_args(["--web", "--model", str(MODEL), "--size", "13"])) == MODEL

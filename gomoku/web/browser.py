@@ -387,10 +387,16 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
         server.close()
 
 
-def play_in_browser(model: str | os.PathLike, port: int = 8000, open_browser: bool = True) -> None:
-    """Export ``model`` into a temporary folder, serve it and open the browser (play.py --web)."""
-    from gomoku.web.export import export_site
+def play_in_browser(model: str | os.PathLike, port: int = 8000, open_browser: bool = True,
+                    size: int | None = None) -> None:
+    """Export ``model`` into a temporary folder, serve it and open the browser (play.py --web);
+    an ExportError when ``size`` is given and the page of that model does not offer it."""
+    from gomoku.web.export import ExportError, export_site
 
     with tempfile.TemporaryDirectory(prefix="gomoku-web-") as folder:
-        export_site(model, folder)
+        site = export_site(model, folder)
+        sizes = json.loads((Path(site) / "model.json").read_text())["sizes"]
+        if size is not None and size not in sizes:
+            raise ExportError(f"the page of {model} plays {', '.join(f'{n}x{n}' for n in sizes)}, "
+                              f"not {size}x{size}")
         serve_forever(folder, port, open_browser)
