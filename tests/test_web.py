@@ -859,3 +859,19 @@ def test_play_web_takes_the_model_for_size_and_refuses_the_windows_options(tmp_p
     with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, not 13x13"):
         play_in_browser(Path("models/9x9.pt"), port=0, open_browser=False, size=13)
     assert play.web_model(play.parse_args(["--web", "--model", str(MODEL), "--size", "13"])) == MODEL
+
+
+@needs_chromium
+def test_the_page_fits_a_phone_wide_screen(site):
+    """At 390 px wide the settings box (a fieldset, whose min-width is its content's) and its menus
+    were wider than the screen: the page scrolled sideways (401 against 390 px)."""
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    with StaticServer(site) as server, Chromium(width=390, height=844) as browser:
+        Page(browser, server.url).wait_state("human")
+        width = browser.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], width
+        past = browser.evaluate("Array.from(document.querySelectorAll('fieldset select')).filter((s) => "
+                                "s.getBoundingClientRect().right > s.closest('fieldset').getBoundingClientRect().right)"
+                                ".map((s) => s.id)")
+        assert past == [], past  # no menu sticks out of its box
