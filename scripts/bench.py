@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -13,10 +14,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+RAY_NODES = 2  # --ray-nodes: the local Ray cluster of --selfplay, as the tests start it
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", help="also write the figures to this JSON file")
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter runs (under a minute)")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and self-play games (the search and VCF/VCT figures still run in full: "
+                        "minutes, not seconds)")
     parser.add_argument("--device", default=None,
                         help="device for the net figures and in-process self-play (cpu, cuda; "
                              "default: cuda when available)")
@@ -38,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="with --selfplay: override a key of that config (repeatable), e.g. --set "
                              "search.n_playout=100; with --variants too, every layout plays that config")
-    parser.add_argument("--ray-nodes", type=int, default=2,
+    parser.add_argument("--ray-nodes", type=int, default=RAY_NODES,
                         help="with --selfplay: Ray actors on a local cluster of this many one-CPU nodes, as the "
                              "tests start it (0: no Ray figure; default 2)")
     args = parser.parse_args(argv)
@@ -48,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--ray-nodes must be 0 (no Ray figure) or more, got {args.ray_nodes}")
     if args.model is not None and not args.vct:
         parser.error("--model needs --vct (it times the VCT figures' moves with its net)")
+    if not args.selfplay and (args.config is not None or args.ray_nodes != RAY_NODES):
+        parser.error("--config and --ray-nodes need --selfplay (the figures of one run config)")
+    if (args.search or args.vct) and (args.variants or args.ray is not None):
+        parser.error("--variants and --ray go with the full bench or --selfplay, not --search or --vct")
     from gomoku.game.arena import output_problem
     from gomoku.training.actors import device_error
     from gomoku.training.bench import BenchSettings, machine, run_all, run_search
@@ -82,13 +91,14 @@ def main(argv: list[str] | None = None) -> int:
             config = load_config(args.config, args.set)
         except (ConfigError, OSError) as error:
             parser.error(str(error))
+        settings = dataclasses.replace(settings, ray=args.ray is not False and args.ray_nodes > 0 and not args.variants)
         results = {"machine": machine(), "settings": settings.__dict__.copy(), "config": args.config,
                    "overrides": args.set}
         if args.variants:  # only the layouts, each on this config
             results["selfplay_variants_positions_per_s"] = bench_selfplay_variants(settings, config_path=args.config,
                                                                                    overrides=args.set)
         else:
-            results.update(run_selfplay(settings, config, args.ray_nodes))
+            results.update(run_selfplay(settings, config, 0 if args.ray is False else args.ray_nodes))
     elif args.vct:
         results = run_vct(settings, model=args.model, evaluator=evaluator)
     else:

@@ -85,12 +85,44 @@ def test_selfplay_variants_play_the_given_config_with_each_layout(monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["--set", "search.n_playout=7"], "--set needs --selfplay"),
     (["--selfplay", "--set", "search.n_playouts=7"], "unknown key search.n_playouts"),
+    # options that did nothing where given (a missing config file went unnoticed)
+    (["--search", "--config", "no/such.yaml"], "--config and --ray-nodes need --selfplay"),
+    (["--ray-nodes", "7"], "--config and --ray-nodes need --selfplay"),
+    (["--search", "--variants"], "--variants and --ray go with the full bench or --selfplay"),
+    (["--vct", "--ray"], "--variants and --ray go with the full bench or --selfplay"),
 ])
 def test_bench_set_errors_are_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         load_script("bench").main(argv)
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert exit_.value.code == 2 and ": error: " in error and message in error  # one line, argparse's form
+
+
+def test_the_ray_ratio_compares_pools_of_the_same_workers(monkeypatch):
+    """--selfplay timed Ray on --ray-nodes actors against the config's own pool (one in-process
+    runner with workers: 1, 16 processes on a 16-core machine) and called the ratio "Ray vs pool"."""
+    from gomoku.training.config import load_config
+
+    timed = []
+
+    def fake_pool(s, config):
+        timed.append(config.selfplay.workers)
+        return {"selfplay_positions_per_s": 10.0 * config.selfplay.workers}
+
+    def fake_ray(s, config):
+        return {"selfplay_ray_positions_per_s": 21.0, "selfplay_ray_start_s": 1.0}
+
+    monkeypatch.setattr(bench, "bench_selfplay", fake_pool)
+    monkeypatch.setattr(bench, "bench_selfplay_ray", fake_ray)
+    monkeypatch.setattr(bench, "ray_available", lambda: True)
+    monkeypatch.setattr(bench, "local_ray_cluster", lambda nodes: __import__("contextlib").nullcontext())
+    one = bench.run_selfplay(bench.BenchSettings(), load_config(None, ["selfplay.workers=1"]), 2, log=lambda *a: None)
+    assert timed == [1, 2] and one["selfplay_positions_per_s"] == 10.0
+    assert one["selfplay_pool_positions_per_s_at_ray_workers"] == 20.0 and one["selfplay_ray_vs_pool"] == 21.0 / 20.0
+    timed.clear()
+    two = bench.run_selfplay(bench.BenchSettings(), load_config(None, ["selfplay.workers=2"]), 2, log=lambda *a: None)
+    assert timed == [2] and "selfplay_pool_positions_per_s_at_ray_workers" not in two
+    assert two["selfplay_ray_vs_pool"] == 21.0 / 20.0
 
 
 def test_a_bad_model_or_device_is_refused_before_any_figure(tmp_path, monkeypatch, capsys):
@@ -115,3 +147,31 @@ def test_a_bad_model_or_device_is_refused_before_any_figure(tmp_path, monkeypatc
         err = capsys.readouterr().err.strip().splitlines()
         assert exit_.value.code == 2 and ": error: " + message in err[-1], argv
         assert not any("Traceback" in line for line in err)
+
+
+def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
+    """The "8 leaves" game figures passed 8 as the moves of the game: they timed one leaf a call."""
+    from gomoku.training import bench
+    from gomoku.training.bench_common import BenchSettings
+    from mcts.evaluators import CachedEvaluator
+
+    made = []
+
+    class Recorder:
+        def __init__(self, evaluator, n_playout, seed, leaves_per_step):
+            made.append((leaves_per_step, isinstance(evaluator, CachedEvaluator)))
+
+        def get_action(self, board):
+            return board.availables[0]
+
+    monkeypatch.setattr(bench, "AlphaZeroPlayer", Recorder)
+    monkeypatch.setattr(bench, "az_evaluator", lambda s: object())
+    expected = {"az_game_playouts_per_s": (1, False), "az_game_playouts_per_s_cached": (1, True),
+                "az_game_playouts_per_s_leaves8": (bench.ENGINE_LEAVES, False),
+                "az_game_playouts_per_s_leaves8_cached": (bench.ENGINE_LEAVES, True)}
+    assert bench.ENGINE_LEAVES == 8
+    for key, search in expected.items():
+        made.clear()
+        playouts, run = bench.SEARCH_FIGURES[key](BenchSettings())
+        run()
+        assert made == [search] and playouts == 8 * BenchSettings().az_playouts, key

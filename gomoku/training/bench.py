@@ -211,16 +211,23 @@ def local_ray_cluster(nodes: int):
 def run_selfplay(s: BenchSettings, config: Config, ray_nodes: int = 0, log=print) -> dict:
     """Self-play positions/s of ``config`` (its board, net and search; an untrained net) on the
     process pool, then (``ray_nodes`` > 0, Ray installed) on Ray actors, one per node of a local
-    cluster of that many one-CPU nodes, right after: the two figures side by side."""
+    cluster of that many one-CPU nodes, right after: the two figures side by side. The ratio
+    compares the same number of workers: when the config's pool has another number than
+    ``ray_nodes``, a pool of ``ray_nodes`` workers is timed too (``selfplay_pool_positions_per_s_at_ray_workers``)."""
     torch.set_num_threads(1)
     results = bench_selfplay(s, config)
     log(f"{'selfplay_positions_per_s':36s} {results['selfplay_positions_per_s']:12.4g}")
     if ray_nodes and ray_available():
+        same = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, workers=ray_nodes))
+        pool = results["selfplay_positions_per_s"]
+        if resolve_workers(config.selfplay.workers) != ray_nodes:
+            pool = bench_selfplay(s, same)["selfplay_positions_per_s"]
+            results["selfplay_pool_positions_per_s_at_ray_workers"] = pool
+            log(f"{'selfplay_pool_positions_per_s_at_ray_workers':36s} {pool:12.4g}")
         with local_ray_cluster(ray_nodes):
-            ray_config = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, workers=ray_nodes))
-            results.update(bench_selfplay_ray(s, ray_config))
+            results.update(bench_selfplay_ray(s, same))
         results["selfplay_ray_nodes"] = ray_nodes
-        results["selfplay_ray_vs_pool"] = results["selfplay_ray_positions_per_s"] / results["selfplay_positions_per_s"]
+        results["selfplay_ray_vs_pool"] = results["selfplay_ray_positions_per_s"] / pool
         for key in ("selfplay_ray_positions_per_s", "selfplay_ray_vs_pool", "selfplay_ray_start_s"):
             log(f"{key:36s} {results[key]:12.4g}")
     elif ray_nodes:
@@ -323,8 +330,8 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
     # A game's searches (tree kept), as the engine plays them: the levers one by one.
     "az_game_playouts_per_s": lambda s: az_game(s),
     "az_game_playouts_per_s_cached": lambda s: az_game(s, cache=True),
-    "az_game_playouts_per_s_leaves8": lambda s: az_game(s, ENGINE_LEAVES),
-    "az_game_playouts_per_s_leaves8_cached": lambda s: az_game(s, ENGINE_LEAVES, cache=True),
+    "az_game_playouts_per_s_leaves8": lambda s: az_game(s, leaves_per_step=ENGINE_LEAVES),
+    "az_game_playouts_per_s_leaves8_cached": lambda s: az_game(s, leaves_per_step=ENGINE_LEAVES, cache=True),
 }
 
 
