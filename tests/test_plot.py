@@ -195,6 +195,9 @@ def test_out_folder_or_no_suffix_prints_the_file_written(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["noext.png", "pics", "run"]
     with pytest.raises(ValueError, match=r"x\.jpg: the plot is a PNG"):
         plot_metrics(run, tmp_path / "x.jpg")
+    # A folder to make, written with its slash: it wrote new.png beside it instead.
+    assert plot_metrics(run, f"{tmp_path / 'new'}/") == tmp_path / "new" / "curves.png"
+    assert (tmp_path / "new" / "curves.png").is_file() and not (tmp_path / "new.png").exists()
 
 
 def test_huge_values_and_damaged_lines_are_skipped_and_named(tmp_path, caplog):

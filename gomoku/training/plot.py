@@ -42,14 +42,16 @@ log = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------------------------- the data
 def resolve_paths(source: str | os.PathLike, out: str | os.PathLike | None = None) -> tuple[Path, Path]:
     """(metrics file, output PNG) for a run directory or a metrics file. The PNG defaults to
-    curves.png in the run directory; an ``out`` that is a folder gets curves.png in it, and one
-    without a suffix gets ".png" (what matplotlib would add); another suffix is a ValueError."""
+    curves.png in the run directory; an ``out`` that is a folder, or ends in a slash (a folder to
+    make), gets curves.png in it, and one without a suffix gets ".png" (what matplotlib would add);
+    another suffix is a ValueError."""
     source = Path(source)
     metrics = source / METRICS if source.is_dir() else source
     if out is None:
         return metrics, metrics.parent / DEFAULT_OUT
+    folder = str(out).endswith(("/", os.sep))  # Path drops the trailing slash
     out = Path(out)
-    if out.is_dir():
+    if out.is_dir() or folder:
         return metrics, out / DEFAULT_OUT
     if not out.suffix:
         return metrics, out.with_name(out.name + ".png")
