@@ -124,9 +124,10 @@ class FreestyleRules:
         can_win = np.zeros(len(cells), dtype=bool)
         if not self.forced_moves:
             return can_win, empty
-        # A four needs n_in_row - 1 stones of one colour, a three (where a VCF starts) one fewer;
-        # the first player has the most.
-        least = self.geometry.n_in_row - (2 if self.vcf_solver is not None else 1)
+        # A four needs n_in_row - 1 stones of one colour, a three (where a VCF starts) one fewer,
+        # and a VCT may start one fewer still (its first move makes a three of a two: on 7x7, four
+        # in a row, X to move with one stone has one); the first player has the most.
+        least = self.geometry.n_in_row - (3 if self.vct_solver is not None else 2 if self.vcf_solver is not None else 1)
         stones = self.geometry.size - empty.sum(axis=1)
         check = ((stones + 1) // 2 >= least).nonzero()[0]
         if check.size == 0:

@@ -467,3 +467,21 @@ def test_the_solvers_answers_are_pinned():
                 answers.append(np.flatnonzero(stops).tolist())
     assert defended == 8 and len(answers) == 332
     assert hashlib.sha256(json.dumps(answers).encode()).hexdigest()[:16] == PINNED_ANSWERS
+
+
+def test_the_search_plays_a_vct_that_starts_from_a_two():
+    """The rules checked a position for a VCT only once the first player had n_in_row - 2 stones
+    (a three, where a VCF starts); a VCT may start one stone earlier. On 7x7, four in a row, X
+    with one stone at the centre has one: the root searched all 47 moves."""
+    from mcts import BatchedMCTS, SearchConfig
+    from gomoku.players.classical import _cells
+
+    board = Board(7, 7, 4)
+    board.do_move(24)
+    board.do_move(0)
+    cells = _cells(board)
+    found = VctSolver(Geometry(7, 7, 4), 1000).solve(cells, 1)
+    assert found.win
+    search = BatchedMCTS(UniformEvaluator(), 7, 7, 4, SearchConfig(n_playout=50, forced_moves=True, vcf=True, vct=True))
+    result = search.search([board])[0]
+    assert np.flatnonzero(result.priors > 0).tolist() == [found.move] and result.best_move() == found.move

@@ -229,7 +229,9 @@
         if (mine.some((x) => x)) return { canWin: true, legal: mine };
         if (theirs.some((x) => x)) legal = theirs;
       }
-      if (this.threats && most >= n - 2) {  // a VCF starts with a four: n - 2 stones of one colour
+      // A VCF starts with a four: n - 2 stones of one colour; a VCT may start one stone earlier
+      // (its first move makes a three of a two).
+      if (this.threats && most >= n - (this.vct ? 3 : 2)) {
         const only = (move) => {
           const one = new Uint8Array(S);
           one[move] = 1;
