@@ -67,3 +67,38 @@ def test_window_opponent_searches_with_several_leaves_and_threads(model_path):
         assert session.get_session_options().intra_op_num_threads == WINDOW_THREADS
     assert player.get_action(Board.from_moves(BOTH_FOUR)) == 40
     assert make_player(f"az:{model_path}:64", seed=0).config.leaves_per_step == 1  # elsewhere: exact search
+
+
+def test_a_time_cap_is_kept_on_every_step_of_the_strength_ladder():
+    """With --seconds 1 the capped strength sorted after every uncapped preset: - gave "6400
+    playouts" (no cap), + went past the cap to 3 and 10 s a move."""
+    from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Strength, strength_ladder
+
+    ladder = strength_ladder(Strength(400, 1.0), 1.0)
+    assert [s.label for s in ladder] == ["100 playouts, at most 1 s", "400 playouts, at most 1 s",
+                                         "1600 playouts, at most 1 s", "6400 playouts, at most 1 s", "1 s a move"]
+    assert strength_ladder(Strength(50)) == [Strength(50), *STRENGTH_PRESETS]  # no cap: the presets
+    assert strength_ladder(Strength(SECONDS_PLAYOUT_CAP, 0.5)).index(Strength(SECONDS_PLAYOUT_CAP, 0.5)) == 4
+
+
+def test_a_timed_spec_has_a_time_strength():
+    """az:PATH:1s and pure:500ms were "fixed": + and - did nothing."""
+    from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, Strength, spec_strength
+
+    assert spec_strength("az:models/9x9.pt:1s") == Strength(SECONDS_PLAYOUT_CAP, 1.0)
+    assert spec_strength("pure:500ms", 3.0) == Strength(SECONDS_PLAYOUT_CAP, 0.5)  # the spec's time comes first
+    assert spec_strength("az:runs/a:b/best.pt:400", 2.0) == Strength(400, 2.0)
+    assert spec_strength("minimax:2") is None and spec_strength("pure:x") is None
+
+
+def test_a_timed_search_job_counts_its_playouts_without_a_target():
+    """A time-limited search showed 1/1 playouts while it ran: its target was the config's 1."""
+    from gomoku.ui.ai import SearchJob
+
+    job = SearchJob(make_player("pure:100ms", seed=0), Board())
+    job.start()
+    job.thread.join()  # a search of 0.1 s, in rounds
+    assert job.target_playouts() is None
+    assert job.live().playouts == job.answer().analysis.playouts > 1
+    assert SearchJob(make_player("pure:300", seed=0), Board()).target_playouts() == 300
+    assert SearchJob(make_player("pure:300", seed=0, seconds=1.0), Board()).target_playouts() is None

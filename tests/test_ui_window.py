@@ -14,6 +14,7 @@ from test_play_window import (E5, REPO_ROOT, SLOW_AI, button, click, make_app, p
 
 from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, SearchState, Strength  # noqa: E402
 from gomoku.ui.app import GAME_OVER, PlayApp, SetupError  # noqa: E402
+from gomoku.ui.frame import build_frame, status_text  # noqa: E402
 from gomoku.ui.layout import BASE_SIZE, MIN_WINDOW  # noqa: E402
 from gomoku.ui.panel import win_labels  # noqa: E402
 from gomoku.ui.session import BLACK, WHITE  # noqa: E402
@@ -82,11 +83,29 @@ def _name(app, move):
     return format_point(app.board, move)
 
 
+SDL_WINDOWS = []  # pygame 2.6 leaves SDL a pointer to each Window wrapper: a freed one can crash the next event
+
+
+def sdl_window():
+    """The SDL window of the display (pygame._sdl2), kept alive."""
+    from pygame._sdl2.video import Window
+
+    SDL_WINDOWS.append(Window.from_display_module())
+    return SDL_WINDOWS[-1]
+
+
+def resize_by_hand(size):
+    """What a window manager does when an edge is dragged: SDL's window takes the size (pygame
+    resizes the window's surface), then pygame sends VIDEORESIZE."""
+    sdl_window().size = size
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=size, w=size[0], h=size[1]))
+
+
 def test_the_window_resizes_and_scales(make_app):
     """Issue 15, 4: the window could not be resized."""
     app = make_app("minimax:1", seed=0)
     cell = app.layout.cell
-    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=(1500, 990), w=1500, h=990))
+    resize_by_hand((1500, 990))
     app.step()
     assert app.screen.get_size() == (1500, 990) and app.layout.scale == pytest.approx(1.5)
     assert app.layout.cell == pytest.approx(1.5 * cell, abs=1) and app.draw().get_size() == (1500, 990)
@@ -94,12 +113,34 @@ def test_the_window_resizes_and_scales(make_app):
     click(app, point("C3"))  # at the new pixel of C3
     assert app.board.moves[0] == point("C3")
     wide = (1800, 700)  # another shape: scaled to fit, centred
-    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=wide, w=wide[0], h=wide[1]))
+    resize_by_hand(wide)
     app.step()
     assert app.layout.scale == pytest.approx(700 / BASE_SIZE[1]) and app.layout.wood.x > 100
-    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=(200, 100), w=200, h=100))
+    resize_by_hand((200, 100))  # pygame 2.6 cannot keep a window from that: the layout keeps its size
     app.step()
-    assert app.screen.get_size() == MIN_WINDOW
+    assert app.layout.window == MIN_WINDOW and app.draw() is pygame.display.get_surface()
+
+
+def test_resizing_by_hand_keeps_the_window(make_app, monkeypatch):
+    """A resize by hand called set_mode, which made a new window: under a window manager that
+    ended the drag of its edge and moved the window down."""
+    app = make_app("minimax:1", seed=0)
+    window = sdl_window().id
+    calls, set_mode = [], pygame.display.set_mode
+
+    def recorded(*args, **kwargs):
+        calls.append(args)
+        return set_mode(*args, **kwargs)
+
+    monkeypatch.setattr(pygame.display, "set_mode", recorded)
+    resize_by_hand((1200, 800))
+    app.step()
+    assert calls == [] and sdl_window().id == window
+    assert app.screen is pygame.display.get_surface() and app.layout.window == (1200, 800)
+    sprites = app.renderer.sprites
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=(1190, 800), w=1190, h=800))  # an older one
+    app.step()
+    assert app.renderer.sprites is sprites and app.layout.window == (1200, 800)  # the window's size, not the event's
 
 
 def test_the_process_exits_at_once_after_the_window(tmp_path):
@@ -191,6 +232,53 @@ def test_strength_is_chosen_in_the_window(make_app):
     assert "fixed" in fixed.status_text() and "Strength: fixed for this player" in texts(fixed)
 
 
+def test_a_time_cap_is_kept_on_every_step_of_the_strength(make_app):
+    """With --seconds 1, - went to "6400 playouts" (no cap) and + to "1 s a move", then 3 s and 10 s."""
+    app = make_app("pure:400", seed=0, seconds=1.0)
+    assert app.strength == Strength(400, 1.0) and "Strength: 400 playouts, at most 1 s" in texts(app)
+    press(app, pygame.K_MINUS, unicode="-")
+    assert app.strength == Strength(100, 1.0) and app.ai.seconds == 1.0 and app.ai.config.n_playout == 100
+    steps = []
+    for _ in range(6):
+        press(app, pygame.K_PLUS, unicode="+")
+        steps.append(app.strength.label)
+    assert steps == ["400 playouts, at most 1 s", "1600 playouts, at most 1 s", "6400 playouts, at most 1 s",
+                     "1 s a move", "1 s a move", "1 s a move"]
+    assert app.ai.seconds == 1.0
+
+
+def test_a_timed_opponent_changes_strength_on_the_time_steps(make_app):
+    """+ and - said "The strength of pure:1s is fixed" for az:PATH:TIME and pure:TIME."""
+    app = make_app("pure:1s", seed=0)
+    assert app.strength == Strength(SECONDS_PLAYOUT_CAP, 1.0) and "Strength: 1 s a move" in texts(app)
+    press(app, pygame.K_PLUS, unicode="+")
+    assert app.strength == Strength(SECONDS_PLAYOUT_CAP, 3.0) and app.ai.seconds == 3.0
+    press(app, pygame.K_MINUS, unicode="-")
+    press(app, pygame.K_MINUS, unicode="-")
+    assert app.strength == Strength(6400) and app.ai.seconds is None and app.ai.config.n_playout == 6400
+    short = make_app("pure:500ms", seed=0)
+    assert short.strength.label == "0.5 s a move"
+    press(short, pygame.K_PLUS, unicode="+")
+    assert short.strength == Strength(SECONDS_PLAYOUT_CAP, 1.0)
+
+
+def test_a_timed_search_shows_its_playouts_without_a_target(make_app):
+    """A time-limited AI showed "live: 1/1 playouts + 558 reused" and "(1/1 playouts)" while it thought."""
+    app = make_app("pure:20s", seed=0)
+    click(app, E5)
+    wait_thinking(app)
+    deadline = time.perf_counter() + 10
+    while app.thinker.job.live() is None or app.thinker.job.live().playouts <= 1:
+        assert time.perf_counter() < deadline
+        time.sleep(0.01)
+    scene = app.scene()
+    live = scene.thinking.live
+    assert scene.thinking.target is None and live.playouts > 1
+    assert status_text(scene).endswith(f" s ({live.playouts} playouts)")
+    kept = f" + {live.reused} reused" if live.reused else ""
+    assert build_frame(scene).analysis_info == f"live: {live.playouts} playouts{kept}"
+
+
 def test_analysis_lists_visits_win_rate_and_prior_and_draws_the_expected_line(make_app):
     app = make_app("pure:300", seed=0)
     click(app, E5)
@@ -213,13 +301,22 @@ def test_analysis_lists_visits_win_rate_and_prior_and_draws_the_expected_line(ma
     assert [g.move for g in ghosts] == list(best.line[1:])  # from the position shown: the played move is off
     assert [g.number for g in ghosts] == list(range(1, len(ghosts) + 1))
     assert [g.colour for g in ghosts[:2]] == [BLACK, WHITE][:len(ghosts)]
+    press(app, pygame.K_m)  # with the move numbers on, the line goes on from the game's: 3, 4...
+    assert [g.number for g in app.frame().ghosts] == list(range(3, len(ghosts) + 3))
+    press(app, pygame.K_m)
     press(app, pygame.K_v)
     second = analysis.top[1]
     [row] = [h for h in app.renderer.hits if h.kind == "top" and h.value == 1]
-    pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=row.rect.center, rel=(0, 0), buttons=(0, 0, 0)))
+    hover = pygame.event.Event(pygame.MOUSEMOTION, pos=row.rect.center, rel=(0, 0), buttons=(0, 0, 0))
+    pygame.event.post(hover)
     app.step()
-    ghosts = app.frame().ghosts  # another move than the one played: its line from the analysed position
+    assert app.frame().ghosts == ()  # another move than the one played: not drawn around the AI's move
+    press(app, pygame.K_LEFT)  # the position it was searched from: there it is drawn
+    pygame.event.post(hover)
+    app.step()
+    ghosts = app.frame().ghosts
     assert ghosts[0].move == second.move and ghosts[0].colour == WHITE and ghosts[0].number == 1
+    assert [g.move for g in ghosts] == list(second.line[:len(ghosts)])
 
 
 def test_the_move_list_steps_back_and_forth_and_play_goes_on_from_any_point(make_app):

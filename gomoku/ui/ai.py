@@ -32,7 +32,7 @@ import numpy as np
 
 from gomoku.game.board import Board
 from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
-                            make_player)
+                            make_player, parse_spec)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
 
 log = logging.getLogger(__name__)
@@ -72,29 +72,44 @@ class Strength:
     seconds: float | None = None
 
     @property
+    def timed(self) -> bool:
+        """A time a move: ``seconds``, the playouts (SECONDS_PLAYOUT_CAP and up) only bound the tree."""
+        return self.seconds is not None and self.playouts >= SECONDS_PLAYOUT_CAP
+
+    @property
     def label(self) -> str:
         if self.seconds is None:
             return f"{self.playouts} playouts"
-        if self.playouts >= SECONDS_PLAYOUT_CAP:
+        if self.timed:
             return f"{self.seconds:g} s a move"
         return f"{self.playouts} playouts, at most {self.seconds:g} s"
 
-    def order(self) -> tuple[bool, float, int]:
-        return (self.seconds is not None, self.seconds or 0.0, self.playouts)
+    def order(self) -> tuple[int, float, float]:
+        """Weakest first: by playouts (a time cap below none, a shorter cap below a longer one),
+        then the times a move, shortest first."""
+        if self.timed:
+            return (1, self.seconds, 0.0)
+        return (0, self.playouts, math.inf if self.seconds is None else self.seconds)
 
 
-STRENGTH_PRESETS = (Strength(100), Strength(400), Strength(1600), Strength(6400),
-                    Strength(SECONDS_PLAYOUT_CAP, 1.0), Strength(SECONDS_PLAYOUT_CAP, 3.0),
-                    Strength(SECONDS_PLAYOUT_CAP, 10.0))
+PLAYOUT_PRESETS = (100, 400, 1600, 6400)
+TIME_PRESETS = (1.0, 3.0, 10.0)  # seconds a move
+STRENGTH_PRESETS = (tuple(Strength(playouts) for playouts in PLAYOUT_PRESETS)
+                    + tuple(Strength(SECONDS_PLAYOUT_CAP, seconds) for seconds in TIME_PRESETS))
 
 
 def spec_strength(spec: str, seconds: float | None = None) -> Strength | None:
-    """The strength of a search spec (az:PATH:N, pure:N); None for the other players."""
-    kind, _, rest = spec.strip().partition(":")
-    if kind not in ("az", "pure"):
+    """The strength of a search spec: az:PATH:N and pure:N capped at ``seconds`` when given,
+    az:PATH:TIME and pure:TIME (1s, 500ms) a time a move; None for the other players."""
+    try:
+        parsed = parse_spec(spec)
+    except ValueError:
         return None
-    playouts = rest.rpartition(":")[2]
-    return Strength(int(playouts), seconds) if playouts.isdigit() else None
+    if parsed.kind not in ("az", "pure"):
+        return None
+    if parsed.seconds is not None:  # the spec's own time comes first (make_player)
+        return Strength(SECONDS_PLAYOUT_CAP, parsed.seconds)
+    return Strength(parsed.playouts, seconds)
 
 
 def with_strength(spec: str, strength: Strength) -> str:
@@ -103,9 +118,13 @@ def with_strength(spec: str, strength: Strength) -> str:
     return f"{head}:{strength.playouts}"
 
 
-def strength_ladder(current: Strength) -> list[Strength]:
-    """The presets and ``current``, weakest first (playouts, then time limits)."""
-    return sorted(set(STRENGTH_PRESETS) | {current}, key=Strength.order)
+def strength_ladder(current: Strength, cap: float | None = None) -> list[Strength]:
+    """The steps of + and -, with ``current``, weakest first: the playout presets, then the times
+    a move; under a time ``cap`` (--seconds) the playout presets each capped at it, then the cap
+    itself a move, so that no step goes past it."""
+    presets = STRENGTH_PRESETS if cap is None else (
+        *(Strength(playouts, cap) for playouts in PLAYOUT_PRESETS), Strength(SECONDS_PLAYOUT_CAP, cap))
+    return sorted({*presets, current}, key=Strength.order)
 
 
 # ------------------------------------------------------------------------------ the opponent
@@ -374,7 +393,6 @@ class SearchJob:
         self._lock = threading.Lock()
         self._live: Analysis | None = None
         self._answer: Answer | None = None
-        self._rounds = 0
         self.thread = threading.Thread(target=self._work, name="gomoku-ai", daemon=True)
 
     def start(self) -> None:
@@ -398,15 +416,14 @@ class SearchJob:
             return self._answer
 
     def target_playouts(self) -> int | None:
-        return getattr(getattr(self.player, "config", None), "n_playout", None)
+        """The playouts the search will make; None under a time limit (it ends when the time is up)."""
+        if getattr(self.player, "seconds", None) is not None:
+            return None
+        return getattr(self.player, "n_playout", None)
 
     def _progress(self, result) -> None:  # worker thread, between two rounds of playouts
-        self._rounds += 1
-        done = self._rounds * getattr(self.player, "ROUND_PLAYOUTS", 1)
-        target = self.target_playouts()
-        done = min(done, target) if target else done
-        analysis = make_analysis(self.player, result, self.moves, self.to_move, done, self.elapsed(),
-                                 SearchState.LIVE)
+        analysis = make_analysis(self.player, result, self.moves, self.to_move, int(result.playouts),
+                                 self.elapsed(), SearchState.LIVE)
         with self._lock:
             self._live = analysis
 

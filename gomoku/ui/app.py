@@ -86,7 +86,7 @@ class PlayApp:
             raise NoDisplayError("no display to open the window on (DISPLAY and WAYLAND_DISPLAY are not set); "
                                  "run it on a desktop, or use --screenshot")
         self.strength: Strength | None = None if isinstance(opponent, Player) else spec_strength(self.ai_spec, seconds)
-        self.ladder = strength_ladder(self.strength) if self.strength else []  # the presets for +/-
+        self.ladder = strength_ladder(self.strength, seconds) if self.strength else []  # the steps of +/-
         if self.note:
             log.warning("%s", self.note)
         log.info("AI: %s", self.ai_spec)
@@ -273,8 +273,8 @@ class PlayApp:
             self.hover = event.pos
         elif event.type == getattr(pygame, "WINDOWLEAVE", -1):
             self.hover = None
-        elif event.type == pygame.VIDEORESIZE:
-            self.resize(event.size)
+        elif event.type in (pygame.VIDEORESIZE, getattr(pygame, "WINDOWSIZECHANGED", -1)):
+            self.resize()
 
     def click(self, pos: tuple[int, int]) -> bool:
         """A left click at a window pixel: a button, a row of the move list, or a board point."""
@@ -289,10 +289,16 @@ class PlayApp:
         move = self.layout.pixel_to_point(pos)
         return move is not None and self.play(move)
 
-    def resize(self, size: tuple[int, int]) -> None:
-        size = fit_window(size)
-        self.screen = pygame.display.set_mode(size, pygame.RESIZABLE)
-        self.layout = Layout(size, self.session.size)
+    def resize(self) -> None:
+        """Lay the window out again at its new size. pygame 2 has resized the window's surface
+        already: set_mode here would make a new window, which ends a drag of its edge under a
+        window manager. Made smaller than MIN_WINDOW (pygame 2.6 cannot give SDL a minimum size),
+        the layout stays at MIN_WINDOW, its right and bottom cut off."""
+        screen = pygame.display.get_surface()
+        size = fit_window(screen.get_size())
+        if screen is self.screen and size == self.layout.window:
+            return  # laid out already: a drag sends several events, and a layout makes the sprites again
+        self.screen, self.layout = screen, Layout(size, self.session.size)
         self.renderer.set_layout(self.screen, self.layout)
         self._dirty = True
 

@@ -27,7 +27,7 @@ class Ghost:
 
     move: int
     colour: int
-    number: int = 0  # its ply in the line; 0 draws no number
+    number: int = 0  # its number along the line, or as the game's move (``line_ghosts``); 0 draws none
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def status_text(scene: Scene) -> str:
     session, thinking, flash = scene.session, scene.thinking, scene.flash
     if thinking is not None:
         live, target = thinking.live, thinking.target
-        done = f" ({live.playouts}/{target} playouts)" if live is not None and target else ""
+        done = "" if live is None else f" ({live.playouts}" + (f"/{target}" if target else "") + " playouts)"
         text = f"AI thinking... {thinking.seconds:.1f} s{done}"
         return f"{text}  |  {flash}" if flash is not None else text
     if flash is not None:
@@ -194,20 +194,21 @@ def move_rows(session: Session, analyses: dict[tuple[int, ...], Analysis]) -> tu
     return tuple(rows)
 
 
-def line_ghosts(analysis: Analysis, line: tuple[int, ...], session: Session) -> list[Ghost]:
-    """The stones of an expected line, numbered: from the position shown when the line goes
-    through the moves played since the analysed position, else from the analysed position."""
+def line_ghosts(analysis: Analysis, line: tuple[int, ...], session: Session, numbers: bool = False) -> list[Ghost]:
+    """The stones of an expected line from the position shown: the analysed position, or one the
+    game reached from it along the line (none for a line the game left: it would be drawn around
+    moves it does not have). Numbered 1, 2... along the line, or with the game's move numbers on
+    (``numbers``) as the game's next moves."""
     position, base = session.position(), len(analysis.moves)
-    if position[:base] != analysis.moves:
+    played = position[base:]
+    if position[:base] != analysis.moves or tuple(line[:len(played)]) != played:
         return []
-    played, start = position[base:], base
-    if tuple(line[:len(played)]) == played:
-        line, start = line[len(played):], len(position)
+    first = len(position) if numbers else 0  # the number before the line's first stone
     ghosts: list[Ghost] = []
-    for offset, move in enumerate(line):
+    for offset, move in enumerate(line[len(played):]):
         if session.board.stone(move) != EMPTY or any(g.move == move for g in ghosts):
             break
-        ghosts.append(Ghost(move, session.to_move_at(start + offset), offset + 1))
+        ghosts.append(Ghost(move, session.to_move_at(len(position) + offset), first + offset + 1))
     return ghosts
 
 
@@ -218,9 +219,9 @@ def ghosts(scene: Scene, analysis: Analysis | None) -> tuple[Ghost, ...]:
     result: list[Ghost] = []
     if analysis is not None:
         if rank is not None and rank < len(analysis.top):
-            result = line_ghosts(analysis, analysis.top[rank].line, session)
+            result = line_ghosts(analysis, analysis.top[rank].line, session, scene.show_numbers)
         elif scene.show_line and analysis.top:
-            result = line_ghosts(analysis, analysis.top[0].line, session)
+            result = line_ghosts(analysis, analysis.top[0].line, session, scene.show_numbers)
     if scene.hover_point is not None and session.human_to_move():
         move = scene.hover_point
         if session.board.stone(move) == EMPTY and all(g.move != move for g in result):
