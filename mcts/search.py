@@ -193,6 +193,8 @@ class BatchedMCTS(TreeArrays):
             return [self._selected_result(tree, int(p), int(m)) for tree, p, m in zip(trees, playouts, selected)]
         if noise:
             self._add_root_noise(trees)
+        else:  # a kept root searched before with noise has it still
+            self.prior[trees, 0] = self.root_clean_prior[trees]
         while True:
             running = trees[remaining > 0]
             if running.size == 0:

@@ -77,3 +77,20 @@ def test_board_and_search_encode_the_same_planes(start_player):
         to_move = np.array([FIRST if len(board.moves) % 2 == 0 else SECOND])
         last = np.array([board.moves[-1] if board.moves else -1])
         np.testing.assert_array_equal(rules.encode(cells, to_move, last)[0], board.current_state())
+
+
+def test_a_search_without_noise_of_a_kept_root_drops_the_noise_of_the_last():
+    """The same position searched again with the tree kept, first with Dirichlet noise, then
+    without: the second search selected with the noisy priors and returned them."""
+    from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
+    from gomoku.game.board import Board
+
+    board = Board(6, 6, 4)
+    board.do_move(14)
+    search = BatchedMCTS(UniformEvaluator(), 6, 6, 4, SearchConfig(n_playout=60, forced_moves=False),
+                         rng=np.random.default_rng(0))
+    noisy = search.search([board], noise=True, keep_tree=True)[0]
+    clean = search.search([board], noise=False, keep_tree=True, n_playout=30)[0]
+    legal = np.array(board.availables)
+    np.testing.assert_allclose(clean.priors[legal], 1 / legal.size)
+    assert noisy.priors[legal].std() > 0  # the first search had its noise
