@@ -1,7 +1,7 @@
 """Speed figures of the hot paths (what ``scripts/bench.py`` prints and saves as JSON).
 
-Every figure is the median of ``repeats`` runs on 9x9 / five in a row with an untrained default
-net. Torch runs single-threaded except in the self-play figure, which runs self-play the way the
+The speed figures here are medians of ``repeats`` runs on 9x9 / five in a row with an untrained
+default net (the threat solvers' are medians or means over calls and positions, as their names say). Torch runs single-threaded except in the self-play figure, which runs self-play the way the
 TrainPipeline does by default on this machine (one worker process per core); with
 ``BenchSettings.ray`` the same self-play again on Ray actors (``selfplay.backend: ray``), right after.
 The threat solvers' figures are in ``bench_threats``; what both share, in ``bench_common``.
@@ -49,7 +49,7 @@ def bench_pure(s: BenchSettings) -> float:
 def az_move(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
             vcf: bool = True, threads: int = 1, int8: bool = False):
     """(playouts, one run) of the az player's single-game search from the empty board
-    (``_az_evaluator``)."""
+    (``az_evaluator``)."""
     evaluator = az_evaluator(s, onnx, threads, int8)
 
     def one_move():
@@ -61,7 +61,7 @@ def az_move(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None
 
 def bench_az(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
              vcf: bool = True, threads: int = 1) -> float:
-    """Playouts/s of the az player's single-game search from the empty board (``_az_evaluator``)."""
+    """Playouts/s of the az player's single-game search from the empty board (``az_evaluator``)."""
     playouts, run = az_move(s, leaves_per_step, onnx, forced_moves, vcf, threads)
     return playouts / median_time(run, s.repeats)
 

@@ -33,7 +33,7 @@ def game_positions(s: BenchSettings) -> list[Board]:
 
 def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
     """Milliseconds per VCF solver call (mcts.threats, the search's default node budget) on
-    ``positions`` (default ``_game_positions``), for each side as the attacker (the search asks
+    ``positions`` (default ``game_positions``), for each side as the attacker (the search asks
     for the player to move at its leaves, and for the opponent at the root). Median and mean: a
     few positions with many fours cost most of the total."""
     from mcts.geometry import Geometry
@@ -83,7 +83,7 @@ def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, e
 
 def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes: int | None = None) -> dict:
     """Milliseconds per VCT solver call (mcts.vct, ``max_nodes`` or the search's default budget)
-    on ``positions`` (default ``_game_positions``), each side attacking, as ``bench_vcf``; with
+    on ``positions`` (default ``game_positions``), each side attacking, as ``bench_vcf``; with
     how many calls proved a win, proved none, or ran out of budget."""
     from mcts.geometry import Geometry
     from mcts.threats import ThreatStatus
