@@ -235,6 +235,24 @@ def test_a_deleted_metrics_file_is_named_on_resume(tmp_path, caplog):
     assert f"{path}: holds no record of iteration(s) 1-2 of the checkpoint's 2" in caplog.text
 
 
+def test_a_last_record_without_its_newline_is_kept_and_ended(tmp_path, caplog):
+    """A whole last record whose newline is missing (a write cut just before it, an editor) was
+    dropped as torn; a cut record is still dropped, and the file ends in a newline either way."""
+    import logging
+
+    from gomoku.training.rundir import repair_metrics
+
+    path = tmp_path / "metrics.jsonl"
+    whole = [json.dumps({"iteration": i, "games": 4 * i}) for i in (1, 2, 3)]
+    path.write_text("\n".join(whole))  # no newline after iteration 3
+    with caplog.at_level(logging.WARNING):
+        assert repair_metrics(path, 3) == []
+    assert path.read_text() == "\n".join(whole) + "\n" and "torn" not in caplog.text
+    path.write_text("\n".join(whole[:2]) + "\n" + whole[2][:-5])  # cut inside the record
+    assert repair_metrics(path, 3) == [] and path.read_text() == "\n".join(whole[:2]) + "\n"
+    assert "dropping a torn last line (line 3" in caplog.text
+
+
 class _Killed(Exception):
     """Stands for a kill at a fault point (the pipeline object is not used after it)."""
 

@@ -171,18 +171,20 @@ def _spans(numbers: list[int]) -> str:
 
 def repair_metrics(path: Path, iteration: int) -> list[int]:
     """Keep the records of iterations up to ``iteration`` (the checkpoint's): drop the later
-    ones and a torn last line, rewriting the file atomically; returns the dropped iterations.
+    ones and a torn last line (a last record whole but for its newline is kept, and ended),
+    rewriting the file atomically; returns the dropped iterations.
     Lines that are not records, and records of iterations 1..``iteration`` that the file lacks (a
     file cut short, edited or deleted), are logged as warnings naming them; such lines are kept as they are."""
     lines = (path.read_bytes() if path.exists() else b"").split(b"\n")
     torn = lines.pop()  # after the last newline: b"" unless a write was cut short
+    unterminated = bool(torn) and _record_iteration(torn) is not None  # whole, only its newline missing
+    if unterminated:  # (cut right before it, or an editor dropped it): kept, and ended in the rewrite
+        lines.append(torn)
+        torn = b""
     keep, dropped, seen = [], [], set()
     for number, line in enumerate(lines, 1):
-        try:
-            record_iteration = json.loads(line)["iteration"]
-            if not isinstance(record_iteration, int):
-                raise TypeError
-        except (ValueError, KeyError, TypeError):
+        record_iteration = _record_iteration(line)
+        if record_iteration is None:
             log.warning("%s: line %d is not a metrics record (%d bytes); kept as it is", path, number, len(line))
             keep.append(line)  # not ours to judge; keep it
             continue
@@ -195,7 +197,7 @@ def repair_metrics(path: Path, iteration: int) -> list[int]:
     if missing:
         log.warning("%s: holds no record of iteration(s) %s of the checkpoint's %d (the file was cut short, "
                     "edited or deleted); those records are lost, the run goes on", path, _spans(missing), iteration)
-    if not dropped and not torn:
+    if not dropped and not torn and not unterminated:
         return []
     if dropped:
         log.warning("%s: dropping the records of iteration(s) %s, past the checkpoint's iteration %d "
@@ -205,6 +207,15 @@ def repair_metrics(path: Path, iteration: int) -> list[int]:
     body = b"".join(line + b"\n" for line in keep)
     atomic_write(path, lambda handle: handle.write(body), before_replace=lambda: fault_point("metrics_repair.tmp"))
     return dropped
+
+
+def _record_iteration(line: bytes) -> int | None:
+    """The iteration of a metrics record line; None when the line is not one."""
+    try:
+        iteration = json.loads(line)["iteration"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return iteration if isinstance(iteration, int) else None
 
 
 class RunWriteError(OSError):
