@@ -785,3 +785,12 @@ def test_every_refused_board_leaves_the_position_unchanged_and_says_so():
             engine.handle_line(line)
         assert out[-1].startswith("ERROR BOARD: ") and out[-1].endswith("; position unchanged"), (stones, out[-1])
         assert engine.board.moves == moves
+
+
+def test_a_tab_or_several_spaces_separate_a_command_from_its_argument():
+    """START\t9 and INFO\ttimeout_turn 500 were UNKNOWN commands."""
+    from gomoku.pbrain.protocol import Info, Start, parse_command
+
+    assert parse_command("START\t9") == Start(9, 9) == parse_command("START   9")
+    assert parse_command("INFO\ttimeout_turn\t500") == Info("timeout_turn", "500", 500)
+    assert parse_command("INFO folder C:\\games  x") == Info("folder", "C:\\games  x", None)  # the rest kept
