@@ -71,7 +71,8 @@ FAKE = textwrap.dedent("""\
                 x, y, who = map(int, line.split(","))
                 taken.add((x, y))
         elif word == "START":
-            size = int(line.split()[1]); taken.clear(); answer("OK")
+            size = int(line.split()[1]); taken.clear()
+            answer("OK - everything is good" if MODE == "verboseok" else "OK")
         elif word == "RESTART":
             taken.clear()
             answer({{"norestart": "ERROR no RESTART here", "unknown": "UNKNOWN RESTART",
@@ -326,6 +327,13 @@ def test_an_engine_without_restart_is_run_again(tmp_path, players, mode):
     start = ["START 9", "INFO timeout_turn 500", "INFO timeout_match 0", "INFO rule 0", "INFO game_type 1"]
     assert log.read_text().splitlines() == [*start, "BEGIN", "RESTART", "END", *start, "TURN 4,4",
                                             "RESTART", "END", *start, "BEGIN"]
+
+
+def test_an_ok_with_words_after_it_is_an_ok(tmp_path, players):
+    """The protocol's example answer to START reads "OK - everything is good": it forfeited."""
+    script, _ = fake_engine(tmp_path, "verboseok")
+    engine = players(str(script), 500)
+    assert engine.get_action(Board()) in range(81)
 
 
 def test_an_engine_that_answers_restart_with_garbage_forfeits(tmp_path, players):

@@ -215,7 +215,7 @@ class PbrainPlayer(Player):
         width, height = board.width, board.height
         if self._alive() and self._size == (width, height):
             answer = self._setup("RESTART")
-            if answer.upper() == "OK":
+            if _is_ok(answer):
                 self._known = []
                 return
             if answer.split()[0].upper() not in _NO_RESTART:
@@ -224,7 +224,7 @@ class PbrainPlayer(Player):
         self._start_process()  # ends the running engine first (END)
         start = f"START {width}" if width == height else f"RECTSTART {width},{height}"
         answer = self._setup(start)
-        if answer.upper() != "OK":
+        if not _is_ok(answer):
             raise Forfeit(ForfeitReason.ILLEGAL, f"{start.split()[0]} answered {answer!r}")
         infos = [f"INFO timeout_turn {self.turn_ms}", "INFO timeout_match 0", "INFO rule 0",
                  f"INFO game_type {GAME_TYPE_AI}"]
@@ -318,6 +318,12 @@ class PbrainPlayer(Player):
         if board.stone(move) != EMPTY:
             raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, an occupied point")
         return move
+
+
+def _is_ok(answer: str) -> bool:
+    """Whether a START, RECTSTART or RESTART answer is OK (the protocol's own example reads
+    "OK - everything is good": the first word counts)."""
+    return answer.split(maxsplit=1)[0].upper() == "OK" if answer.strip() else False
 
 
 def _format(board: Board, move: int) -> str:
