@@ -439,3 +439,12 @@ def test_the_evaluation_cache_copies_and_pickles():
         assert isinstance(twin.evaluator, UniformEvaluator) and twin.misses == 1
         twin.evaluate_batch(planes, legal)
         assert twin.hits == 1
+
+
+def test_minimax_says_no_search_chose_a_win_in_one():
+    """last_depth kept the previous move's depth when a win in one was taken without a search."""
+    player = MinimaxPlayer(3)
+    player.get_action(Board.from_moves([40, 0]))
+    assert player.last_depth == 3
+    four = Board.from_moves([0, 9, 1, 10, 2, 11, 3, 12])  # Black to move completes A..E on the first row
+    assert player.get_action(four) == 4 and player.last_depth == 0

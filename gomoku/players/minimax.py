@@ -184,10 +184,11 @@ class MinimaxPlayer(Player):
         self.rng = rng
         self.seconds = seconds
         self.name = f"minimax:{self.depth}"
-        self.last_depth = 0  # the depth of the search that chose the last move
+        self.last_depth = 0  # the depth of the search that chose the last move (0: none did)
 
     def get_action(self, board: Board) -> int:
         _require_moves(board)
+        self.last_depth = 0  # a win in one or the one forced block: no search
         search = _Search(board)
         me = board.current_player
         wins = search.winning_points(me)
