@@ -15,7 +15,7 @@ the bottom-left corner). Without a trained model at models/9x9.pt the AI falls b
 net plays any size, else pure:2000); a --model plays on its own board unless --size says otherwise,
 and with the rule it was trained for (a smoke run's model: 6x6, four in a row).
 
-    python scripts/play.py --moves E5,D4,E4 --screenshot docs/screenshot.png   # README picture, headless
+    python scripts/play.py --moves E5,D4,F4,D6,D5,C6,C3 --seed 0 --screenshot /tmp/shot.png   # headless (docs/play.md)
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 EXIT_USAGE = 2
 EXIT_NO_DISPLAY = 1
+EXIT_INTERRUPTED = 130  # Ctrl-C, as the shell reports it
 
 
 def window_size(text: str) -> tuple[int, int]:
@@ -187,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     except SetupError as error:  # the screenshot could not be saved
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C in the terminal: run() has closed the window
+        print("interrupted: the window is closed (Ctrl+S in the window saves a game)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 

@@ -72,6 +72,13 @@ def no_best_reason(pipeline) -> str:
     return f"{rule}; the next comes at {(games // e.check_freq + 1) * e.check_freq:,} games"
 
 
+def default_run_dir(config_path: str) -> Path:
+    """runs/NAME for configs/NAME.yaml, in this checkout: relative when run from its root (as the
+    docs show it), else the full path."""
+    folder = Path("runs") / Path(config_path).stem
+    return folder if Path.cwd().resolve() == ROOT else ROOT / folder
+
+
 def end_message(pipeline, run_dir: Path, target=None, max_minutes: float | None = None) -> str:
     """The last line: why the run stopped, and what to run to play it (or when best.pt comes and
     how to train on: ``target`` is what stopped it, ``max_minutes`` the --max-minutes given)."""
@@ -133,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     from gomoku.training.pipeline import CHECKPOINT, TrainingDiverged, TrainPipeline
     from gomoku.training.rundir import RunLockedError
 
-    run_dir = Path(args.run_dir or ROOT / "runs" / Path(args.config).stem)
+    run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(args.config)
     had_checkpoint = (run_dir / CHECKPOINT).is_file()
     pipeline = None
     try:

@@ -394,3 +394,18 @@ def test_a_game_saved_after_a_swap_in_mid_game_loads_with_the_persons_colour(mak
     assert app.session.human == WHITE and len(app.board.moves) == 3  # White (the person) to move
     assert [p.by for p in app.session.history] == [Author.YOU, Author.AI, Author.AI]
     assert app.thinker.job is None
+
+
+def test_ctrl_c_in_the_terminal_closes_the_window_in_one_line(monkeypatch, capsys):
+    """Ctrl-C while the window ran ended in a traceback (clock.tick ... KeyboardInterrupt)."""
+    closed = []
+
+    def interrupted(app):
+        closed.append(app)
+        app.close()  # as run() does in its finally
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(PlayApp, "run", interrupted)
+    assert load_script("play").main(["--opponent", "minimax:1"]) == 130
+    assert capsys.readouterr().err == "interrupted: the window is closed (Ctrl+S in the window saves a game)\n"
+    assert len(closed) == 1 and not closed[0].running

@@ -319,3 +319,18 @@ def test_the_progress_bar_shows_games_of_the_target_and_the_phase(tmp_path, caps
                  "end in ~"):
         assert text in bar, text
     assert not [t for t in threading.enumerate() if t.name == "progress-clock"]  # the bar's clock stopped
+
+
+def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs_show_it(tmp_path, monkeypatch):
+    """"2 worker processes, 16 games each" while each played 8 of the iteration's 16 (16 is how many
+    it plays at once); the default run directory was printed as a full path, the docs show runs/9x9."""
+    from gomoku.training.actors import selfplay_description
+
+    config = load_config("configs/9x9.yaml", ["selfplay.workers=2", "selfplay.runtime=torch"])
+    assert "2 worker processes, 16 games at once each, nets on cpu (torch)" == selfplay_description(config, "cpu")
+    script = load_script("train")
+    root = Path(script.ROOT)
+    monkeypatch.chdir(root)
+    assert script.default_run_dir("configs/9x9.yaml") == Path("runs/9x9")
+    monkeypatch.chdir(tmp_path)
+    assert script.default_run_dir("configs/9x9.yaml") == root / "runs" / "9x9"

@@ -174,15 +174,15 @@ def selfplay_description(config: Config, device: torch.device) -> str:
     if s.backend == "ray":
         where = f"the Ray cluster at {s.ray_address}" if s.ray_address else "a local Ray instance"
         count = f"{s.workers} Ray actors" if s.workers else "one Ray actor per CPU"
-        return f"{count} on {where}, {s.parallel_games} games each"
+        return f"{count} on {where}, {s.parallel_games} games at once each"
     n = resolve_workers(s.workers)
     if n == 1:
         return f"1 worker (this process), torch on {device}, {s.parallel_games} games at once"
     net_device, inference = resolve_inference(s)
     if inference == "server":
-        return f"{n} worker processes, {s.parallel_games} games each, their leaves evaluated here on {net_device}"
+        return f"{n} worker processes, {s.parallel_games} games at once each, their leaves evaluated here on {net_device}"
     from nets.onnx_export import onnx_available
 
     onnx = net_device == "cpu" and (s.runtime == "onnx" or (s.runtime == "auto" and onnx_available()))
-    return (f"{n} worker processes, {s.parallel_games} games each, nets on {net_device} "
+    return (f"{n} worker processes, {s.parallel_games} games at once each, nets on {net_device} "
             f"({'onnxruntime' if onnx else 'torch'})")

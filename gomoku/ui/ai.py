@@ -52,7 +52,7 @@ AI_SPECS_HELP = """\
   pure:PLAYOUTS            pure MCTS with random rollouts (pure:3000)
   pure:TIME                pure MCTS for TIME a move (pure:1s)
   minimax:DEPTH            alpha-beta to DEPTH plies, 1 to 8 (minimax:3: milliseconds a move)
-  ab:DEPTH                 alpha-beta with threat extensions and the VCF solver (ab:1 to ab:4)
+  ab:DEPTH                 alpha-beta with threat extensions and the VCF solver, DEPTH >= 1 (ab:4)
   ab:DEPTH:vct             the same with the VCT solver: attacks and defends with threes too
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves"""
