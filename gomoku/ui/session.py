@@ -33,7 +33,7 @@ BLACK, WHITE = 1, 2
 COLOUR_NAMES = {BLACK: "Black", WHITE: "White"}
 FILE_TITLE = "# gomoku-zero game"
 YOU_NAME = "you"  # the player header of the person's colour in a saved game
-YOU_HEADER = {"black": 1, "white": 2}  # the values of the ``you`` header
+YOU_HEADER = {"black": BLACK, "white": WHITE}  # the values of the ``you`` header
 
 
 class SetupError(Exception):
