@@ -875,3 +875,25 @@ def test_the_page_fits_a_phone_wide_screen(site):
                                 "s.getBoundingClientRect().right > s.closest('fieldset').getBoundingClientRect().right)"
                                 ".map((s) => s.id)")
         assert past == [], past  # no menu sticks out of its box
+
+
+def test_a_plain_kill_stops_play_web_as_ctrl_c_does(tmp_path, monkeypatch, capsys):
+    """SIGTERM ended play.py --web without removing its temp folder (Ctrl-C did remove it)."""
+    import os
+    import signal
+
+    from gomoku.web import browser
+
+    real_sleep = browser.time.sleep
+
+    def killed(seconds):  # the serving loop's sleep: a kill arrives
+        os.kill(os.getpid(), signal.SIGTERM)
+        real_sleep(5)
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(browser.time, "sleep", killed)
+    monkeypatch.setattr(browser.tempfile, "tempdir", str(tmp_path))  # its temp folder goes here
+    browser.play_in_browser(MODEL, port=0, open_browser=False)
+    assert capsys.readouterr().out.splitlines()[-1] == "stopped"
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("gomoku-web-")] == []  # the folder went
+    assert signal.getsignal(signal.SIGTERM) == before

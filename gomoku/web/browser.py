@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -368,13 +369,17 @@ class Page:
 # ---------------------------------------------------------------------------- serving for people
 def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool = True) -> None:
     """Serve ``site`` on http://127.0.0.1:PORT/ (any free port when PORT is taken), open the
-    default browser there, and serve until Ctrl-C."""
+    default browser there, and serve until Ctrl-C (or a plain ``kill``: SIGTERM is taken as Ctrl-C
+    on the main thread, so that play.py --web removes its folder then too)."""
     import webbrowser
 
     try:
         server = StaticServer(site, port)
     except OSError:
         server = StaticServer(site, 0)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:  # Ctrl-C may come at once, even while the browser is still being opened
         print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
         if open_browser:
@@ -385,6 +390,12 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
         print("stopped", flush=True)
     finally:
         server.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def play_in_browser(model: str | os.PathLike, port: int = 8000, open_browser: bool = True,
