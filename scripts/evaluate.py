@@ -95,6 +95,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--games must be at least 1")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.leaves < 1:
+        parser.error(f"--leaves must be at least 1, got {args.leaves}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):

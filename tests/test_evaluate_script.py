@@ -369,6 +369,10 @@ def test_a_negative_seed_and_a_human_in_worker_processes_are_refused_in_one_line
                         "--no-progress"]) == 2
     assert capsys.readouterr().err.strip() == ("error: 'human' plays from the keyboard, which worker processes "
                                                "do not have: use one worker")
+    with pytest.raises(SystemExit) as refused:  # it said "leaves_per_step must be >= 1" (with az players only)
+        script.main(["--player", "minimax:1", "--opponent", "random", "--games", "2", "--leaves", "0"])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(": error: --leaves must be at least 1, got 0")
     with pytest.raises(SystemExit) as refused:
         load_script("play").parse_args(["--seed", "-5"])
     assert refused.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith("--seed must be at least 0, got -5")
