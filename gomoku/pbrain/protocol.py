@@ -197,7 +197,7 @@ def parse_command(text: str) -> Record:
     """A decoded line (outside a BOARD block) as a record."""
     if not text:
         return Blank()
-    command, _, argument = _split_word(text)
+    command, argument = _split_word(text)
     command, argument = command.upper(), argument.strip()
     try:
         if command == "END":
@@ -223,16 +223,14 @@ _NO_ARGUMENT = {"RESTART": Restart(), "BEGIN": Begin(), "BOARD": BoardBegin(), "
                 "ABOUT": About()}
 
 
-def _split_word(text: str) -> tuple[str, str, str]:
-    """(first word, separator, the rest) at the first run of spaces or tabs, as str.partition."""
-    parts = text.strip().split(None, 1)
-    if not parts:
-        return "", "", ""
-    return (parts[0], " ", parts[1]) if len(parts) == 2 else (parts[0], "", "")
+def _split_word(text: str) -> tuple[str, str]:
+    """(the first word, the rest) at the first run of spaces or tabs."""
+    word, *rest = text.split(None, 1) or [""]
+    return word, rest[0] if rest else ""
 
 
 def parse_info(argument: str) -> Info | BadInfo:
-    key, _, value = _split_word(argument)
+    key, value = _split_word(argument)
     key, value = key.lower(), value.strip()
     if not key:
         return BadInfo("INFO without a key")

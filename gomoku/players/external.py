@@ -215,16 +215,16 @@ class PbrainPlayer(Player):
         width, height = board.width, board.height
         if self._alive() and self._size == (width, height):
             answer = self._setup("RESTART")
-            if _is_ok(answer):
+            if _first_word(answer) == "OK":
                 self._known = []
                 return
-            if answer.split()[0].upper() not in _NO_RESTART:
+            if _first_word(answer) not in _NO_RESTART:
                 raise Forfeit(ForfeitReason.ILLEGAL, f"RESTART answered {answer!r}")
             log.info("%s answered %r to RESTART: ended and run again", self.name, answer)
         self._start_process()  # ends the running engine first (END)
         start = f"START {width}" if width == height else f"RECTSTART {width},{height}"
         answer = self._setup(start)
-        if not _is_ok(answer):
+        if _first_word(answer) != "OK":
             raise Forfeit(ForfeitReason.ILLEGAL, f"{start.split()[0]} answered {answer!r}")
         infos = [f"INFO timeout_turn {self.turn_ms}", "INFO timeout_match 0", "INFO rule 0",
                  f"INFO game_type {GAME_TYPE_AI}"]
@@ -320,10 +320,10 @@ class PbrainPlayer(Player):
         return move
 
 
-def _is_ok(answer: str) -> bool:
-    """Whether a START, RECTSTART or RESTART answer is OK (the protocol's own example reads
-    "OK - everything is good": the first word counts)."""
-    return answer.split(maxsplit=1)[0].upper() == "OK" if answer.strip() else False
+def _first_word(answer: str) -> str:
+    """An answer's first word, upper case ("OK - everything is good", the protocol's own example
+    answer to START, is OK). Answers are never empty: ``_read`` skips empty lines."""
+    return answer.split(maxsplit=1)[0].upper()
 
 
 def _format(board: Board, move: int) -> str:
