@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 CURRENT_MODEL = "current.pt"  # the model at the last evaluation
 BEST_MODEL = "best.pt"  # the best model so far (eval.select_by)
+MODEL_FILES = (CURRENT_MODEL, BEST_MODEL)  # what an evaluation writes
 PENDING = ".pending-"  # a model file written before its iteration's commit: NAME.pending-ITERATION
 NO_SCORE = -1.0  # the best opponents' score before any evaluation against eval.opponents
 
@@ -185,12 +186,16 @@ def write_model_files(run_dir: Path, net, n_in_row: int, report: EvalReport, ite
                        eval_opponents_score=NO_SCORE if score is None else score)
 
 
+def pending_model_files(run_dir: Path) -> list[Path]:
+    """The model files in ``run_dir`` that wait for their iteration's commit."""
+    return sorted(path for name in MODEL_FILES for path in run_dir.glob(f"{name}{PENDING}*"))
+
+
 def promote_model_files(run_dir: Path, committed: int) -> None:
     """Put the pending model files of iterations up to ``committed`` (the checkpoint's) in place,
     oldest first, and delete those of later iterations: a kill between an evaluation's model files
     and its iteration's checkpoint leaves no best.pt the run has not committed."""
-    pending = sorted((int(path.name.rpartition(PENDING)[2]), path) for name in (CURRENT_MODEL, BEST_MODEL)
-                     for path in run_dir.glob(f"{name}{PENDING}*"))
+    pending = sorted((int(path.name.rpartition(PENDING)[2]), path) for path in pending_model_files(run_dir))
     for iteration, path in pending:
         if iteration <= committed:
             path.replace(run_dir / path.name.rpartition(PENDING)[0])

@@ -35,8 +35,8 @@ from gomoku.training.actors import Actors, check_device, draw_seed, make_actors,
 from gomoku.training.buffer import SHARD_PATTERN, ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
-from gomoku.training.evaluation import (BEST_MODEL, CURRENT_MODEL, NO_SCORE, PENDING, EvalReport, evaluate,
-                                        promote_model_files, write_model_files)
+from gomoku.training.evaluation import (BEST_MODEL, MODEL_FILES, NO_SCORE, PENDING, EvalReport, evaluate,
+                                        pending_model_files, promote_model_files, write_model_files)
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from gomoku.training.metrics import METRICS, IterationRecord, TrainStats
 from gomoku.training.progress import RunProgress, RunTarget, format_duration
@@ -54,7 +54,7 @@ CHECKPOINT = "checkpoint.pt"
 BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardStore)
 LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 CONFIG = "config.yaml"
-RUN_FILES = (CHECKPOINT, METRICS, CONFIG, LEGACY_BUFFER, CURRENT_MODEL, BEST_MODEL)  # and NAME.pending-N of the models
+RUN_FILES = (CHECKPOINT, METRICS, CONFIG, LEGACY_BUFFER, *MODEL_FILES)  # and NAME.pending-N of the models
 class StopLimit(enum.Enum):
     """The limit that ended a ``run`` (``TrainPipeline.stopped_by``)."""
 
@@ -151,9 +151,8 @@ class TrainPipeline:
         if (self.run_dir / CHECKPOINT).exists():
             raise FileExistsError(f"{self.run_dir} already holds a run; pass --resume to continue it "
                                   f"or choose another --run-dir")
-        models = (CURRENT_MODEL, BEST_MODEL)
-        leftovers = [name for name in (METRICS, LEGACY_BUFFER, *models) if (self.run_dir / name).exists()]
-        leftovers += sorted(path.name for model in models for path in self.run_dir.glob(f"{model}{PENDING}*"))
+        leftovers = [name for name in (METRICS, LEGACY_BUFFER, *MODEL_FILES) if (self.run_dir / name).exists()]
+        leftovers += [path.name for path in pending_model_files(self.run_dir)]
         leftovers += [f"{BUFFER_DIR}/{self.shards.path(i).name}" for i in self.shards.iterations()]
         if leftovers:
             raise FileExistsError(f"{self.run_dir} holds files of a run but no {CHECKPOINT} "
