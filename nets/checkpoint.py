@@ -24,6 +24,7 @@ import io
 import logging
 import os
 import pickle
+import re
 import signal
 import tempfile
 import threading
@@ -48,6 +49,14 @@ class CheckpointError(ValueError):
 
 
 TMP_SUFFIX = ".tmp"  # temp files are ".<name>.<random>.tmp" next to their target
+_TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]+" + re.escape(TMP_SUFFIX))  # mkstemp's random part
+
+
+def temp_target(name: str) -> str | None:
+    """The name of the file whose ``atomic_write`` left the temp file ``name``; None when ``name``
+    is not such a temp file's."""
+    match = _TEMP_NAME.fullmatch(name)
+    return match["target"] if match else None
 DEFERRED_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if s)
 
 

@@ -21,18 +21,15 @@ import errno
 import json
 import logging
 import os
-import re
 import signal
 from pathlib import Path
 from typing import Callable
 
-from nets.checkpoint import TMP_SUFFIX, atomic_write
+from nets.checkpoint import TMP_SUFFIX, atomic_write, temp_target
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "train.lock"
-# The temp file of an atomic write of NAME (nets.checkpoint.atomic_write): ".NAME.<random>.tmp".
-TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]+" + re.escape(TMP_SUFFIX))
 FAULT_ENV = "GOMOKU_FAULT"
 _fault_hits: dict[str, int] = {}
 
@@ -133,8 +130,8 @@ def remove_stale_temps(folder: Path, is_ours: Callable[[str], bool]) -> list[Pat
     removed = []
     if folder.is_dir():
         for path in sorted(folder.glob(f".*{TMP_SUFFIX}")):
-            match = TEMP_NAME.fullmatch(path.name)
-            if match and is_ours(match["target"]):
+            target = temp_target(path.name)
+            if target is not None and is_ours(target):
                 path.unlink(missing_ok=True)
                 removed.append(path)
     if removed:
