@@ -25,6 +25,8 @@ from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from gomoku.game.processes import put_back_handler
+
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -377,9 +379,8 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
         server = StaticServer(site, port)
     except OSError:
         server = StaticServer(site, 0)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    main_thread = threading.current_thread() is threading.main_thread()  # only it can set handlers
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt) if main_thread else None
     try:  # Ctrl-C may come at once, even while the browser is still being opened
         print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
         if open_browser:
@@ -390,8 +391,8 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
         print("stopped", flush=True)
     finally:
         server.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if main_thread:
+            put_back_handler(signal.SIGTERM, previous)
 
 
 def _terminate_as_interrupt(signum, frame) -> None:
