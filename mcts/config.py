@@ -62,6 +62,9 @@ class SearchConfig(SearchSettings):
     reuse_tree: bool = True  # keep the subtree of the moves played between searches
     virtual_loss: float = 1.0  # with leaves_per_step > 1
     vct_leaf_depth: int = 0  # >= 2, with vct: leaves down to this depth are valued won on a VCT (mcts.rules)
+    # With leaves_per_step > 1: the evaluator runs on a thread of its own while the search gathers
+    # the next batch (mcts.search: two cores busy, the same search whatever the threads' timing).
+    pipeline: bool = False
 
     def __post_init__(self) -> None:
         for key, message in self.problems():
@@ -72,6 +75,8 @@ class SearchConfig(SearchSettings):
             raise ValueError("vct needs vcf")
         if self.vct_leaf_depth < 0 or (self.vct_leaf_depth and not self.vct):
             raise ValueError(f"vct_leaf_depth must be >= 0 and needs vct, got {self.vct_leaf_depth}")
+        if self.pipeline and (self.leaves_per_step < 2 or self.gumbel_k):
+            raise ValueError("pipeline needs leaves_per_step >= 2 and no gumbel_k")
         if self.gumbel_k and self.reuse_tree:
             raise ValueError("gumbel_k needs reuse_tree=False (each Gumbel search starts at a fresh root)")
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
@@ -115,6 +116,33 @@ class _Descent:
                         cells=cat("cells"), to_move=cat("to_move"), terminal_value=cat("terminal_value"))
 
 
+def _none() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class _Batch:
+    """The leaves of one evaluator call (``BatchedMCTS._gather``), indices into ``d``'s leaves
+    (``open_``: those not terminal) or into its distinct open leaves (``grow``, ``borrowed``)."""
+
+    descents: list[_Descent]
+    d: _Descent  # the descents joined
+    vloss: float  # the virtual loss they took
+    values: np.ndarray  # [k] each leaf's value: exact where terminal, NaN until judged
+    open_: np.ndarray | None = None  # leaves not terminal
+    inverse: np.ndarray | None = None  # for each of those, its distinct leaf
+    leaf_values: np.ndarray | None = None  # [distinct] +1 where the rules see a forced win, else NaN
+    grow: np.ndarray = field(default_factory=_none)  # distinct leaves the evaluator judges and the search expands
+    grow_keys: np.ndarray = field(default_factory=_none)  # their edges' keys (tree, node, move)
+    grow_at: np.ndarray = field(default_factory=_none)  # their first leaf in ``d``
+    grow_values: np.ndarray | None = None  # the evaluator's values for them, once finished
+    planes: np.ndarray | None = None  # the evaluator's input for them
+    legal: np.ndarray | None = None
+    borrowed: np.ndarray = field(default_factory=_none)  # distinct leaves the previous batch (``lender``) was evaluating
+    borrowed_keys: np.ndarray = field(default_factory=_none)
+    lender: _Batch | None = None
+
+
 class BatchedMCTS(TreeArrays):
     """PUCT search over ``n_trees`` independent games, batching their leaves for the evaluator.
 
@@ -141,6 +169,7 @@ class BatchedMCTS(TreeArrays):
         self.root_count = np.zeros(n_trees, dtype=np.int64)  # stones on the root board
         self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
         self.root_value = np.zeros(n_trees, dtype=np.float64)  # the evaluator's value of a fresh root
+        self._executor: ThreadPoolExecutor | None = None  # the evaluator's thread (``pipeline``)
 
     @property
     def vcf_calls(self) -> int:
@@ -195,6 +224,8 @@ class BatchedMCTS(TreeArrays):
             self._add_root_noise(trees)
         else:  # a kept root searched before with noise has it still
             self.prior[trees, 0] = self.root_clean_prior[trees]
+        if self.config.pipeline:
+            self._pipelined(trees, remaining)
         while True:
             running = trees[remaining > 0]
             if running.size == 0:
@@ -312,37 +343,98 @@ class BatchedMCTS(TreeArrays):
     def _step(self, trees: np.ndarray, leaves: np.ndarray, root_move: np.ndarray | None = None) -> None:
         """Run ``leaves[i]`` playouts in tree ``trees[i]``, evaluating all their leaves in one batch
         (``root_move``: one playout per tree, through root edge ``root_move[i]``)."""
+        batch = self._gather(trees, leaves, root_move)
+        self._finish(batch, *self._evaluate(batch))
+
+    def _pipelined(self, trees: np.ndarray, remaining: np.ndarray) -> None:
+        """The playouts of ``_step`` with the evaluator running on another thread while this one
+        gathers the next batch (``pipeline``): gather B; wait for A's evaluation; start B's; finish
+        A (expand, back up); gather C ... At most one evaluation runs at a time, and the order of
+        the tree work is fixed, so the search does not depend on the threads' timing: each batch
+        is gathered with the previous one's descents counted (virtual loss) but not yet backed up.
+        A leaf that the batch being evaluated already holds is not evaluated again: it takes that
+        evaluation's value once it is in."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcts-evaluator")
+        pending: tuple[_Batch, Future] | None = None
+        while True:
+            running = trees[remaining > 0]
+            batch = None
+            if running.size:
+                leaves = np.minimum(remaining[running], self.config.leaves_per_step)
+                batch = self._gather(running, leaves, pending=None if pending is None else pending[0])
+                remaining[running] -= leaves
+            evaluated = None if pending is None else pending[1].result()
+            nxt = None if batch is None else (batch, self._executor.submit(self._evaluate, batch))
+            if pending is not None:
+                self._finish(pending[0], *evaluated)
+            if nxt is None:
+                return
+            pending = nxt
+
+    def _gather(self, trees: np.ndarray, leaves: np.ndarray, root_move: np.ndarray | None = None,
+                pending: _Batch | None = None) -> _Batch:
+        """Descend ``leaves[i]`` times in tree ``trees[i]`` and ask the rules about the leaves: the
+        evaluator's input for those it must judge (``pending``: a batch gathered before, not yet
+        finished, whose evaluated leaves this one borrows instead)."""
         vloss = self.config.virtual_loss if self.config.leaves_per_step > 1 and root_move is None else 0.0
         if root_move is not None:
             descents = [self._descend(trees, vloss, root_move)]
         else:
             descents = [self._descend(trees[leaves > round_], vloss) for round_ in range(int(leaves.max()))]
         d = descents[0] if len(descents) == 1 else _Descent.joined(descents)
-        values = d.terminal_value.copy()
-        open_ = np.flatnonzero(np.isnan(values))
-        if open_.size:
-            if len(descents) == 1:  # one descent per tree: the leaves are distinct
-                unique, inverse = open_, np.arange(open_.size)
-            else:  # descents of one tree may end on the same edge: evaluate it once
-                key = (d.trees[open_] * self.capacity + d.leaf_node[open_]) * self.geometry.size + d.leaf_move[open_]
-                _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-                unique = open_[first]
-            cells, to_move = d.cells[unique], d.to_move[unique]
-            can_win, legal = self.rules.moves_to_search(cells, to_move, depth=d.depth[unique])
-            leaf_values = np.ones(len(unique))  # a win in one is worth +1 to the player to move
-            grow = np.flatnonzero(~can_win)
-            if grow.size:
-                at = unique[grow]
-                planes = self.rules.encode(cells[grow], to_move[grow], d.leaf_move[at])
-                priors, net_values = self.evaluator.evaluate_batch(planes, legal[grow])
-                leaf_values[grow] = net_values
-                new_slots = self._new_nodes(d.trees[at], None, priors, legal[grow])
+        batch = _Batch(descents, d, vloss, values=d.terminal_value.copy())
+        open_ = np.flatnonzero(np.isnan(batch.values))
+        if open_.size == 0:
+            return batch
+        key = (d.trees[open_] * self.capacity + d.leaf_node[open_]) * self.geometry.size + d.leaf_move[open_]
+        if len(descents) == 1:  # one descent per tree: the leaves are distinct
+            first, inverse = np.arange(open_.size), np.arange(open_.size)
+        else:  # descents of one tree may end on the same edge: evaluate it once
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        unique = open_[first]
+        batch.open_, batch.inverse = open_, inverse.ravel()
+        cells, to_move = d.cells[unique], d.to_move[unique]
+        can_win, legal = self.rules.moves_to_search(cells, to_move, depth=d.depth[unique])
+        batch.leaf_values = np.where(can_win, 1.0, np.nan)  # a win in one is worth +1 to the player to move
+        grow = ~can_win
+        if pending is not None and pending.grow_keys.size:  # being evaluated already: borrowed
+            borrowed = grow & np.isin(key[first], pending.grow_keys)
+            batch.borrowed, batch.borrowed_keys, batch.lender = np.flatnonzero(borrowed), key[first][borrowed], pending
+            grow &= ~borrowed
+        batch.grow = np.flatnonzero(grow)
+        batch.grow_keys = key[first][batch.grow]
+        if batch.grow.size:
+            batch.grow_at = unique[batch.grow]
+            batch.planes = self.rules.encode(cells[batch.grow], to_move[batch.grow], d.leaf_move[batch.grow_at])
+            batch.legal = legal[batch.grow]
+        return batch
+
+    def _evaluate(self, batch: _Batch) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(priors, values) of the evaluator for the leaves of ``batch`` to judge (None, None: none)."""
+        if batch.grow.size == 0:
+            return None, None
+        return self.evaluator.evaluate_batch(batch.planes, batch.legal)
+
+    def _finish(self, batch: _Batch, priors: np.ndarray | None, net_values: np.ndarray | None) -> None:
+        """Expand the evaluated leaves of ``batch`` and back up all its values."""
+        values, d = batch.values, batch.d
+        if batch.open_ is not None:
+            leaf_values = batch.leaf_values
+            if batch.grow.size:
+                leaf_values[batch.grow] = batch.grow_values = net_values
+                at = batch.grow_at
+                new_slots = self._new_nodes(d.trees[at], None, priors, batch.legal)
                 self.children[d.trees[at], d.leaf_node[at], d.leaf_move[at]] = new_slots
-            values[open_] = leaf_values[inverse.ravel()]
+            if batch.borrowed.size:  # the lender was finished first
+                lent = dict(zip(batch.lender.grow_keys.tolist(), batch.lender.grow_values.tolist()))
+                leaf_values[batch.borrowed] = [lent[key] for key in batch.borrowed_keys.tolist()]
+                batch.lender = None
+            values[batch.open_] = leaf_values[batch.inverse]
         start = 0
-        for descent in descents:
+        for descent in batch.descents:
             k = len(descent.trees)
-            self._backup(descent, values[start: start + k], vloss)
+            self._backup(descent, values[start: start + k], batch.vloss)
             start += k
 
     def _step_one(self, tree: int) -> None:

@@ -66,6 +66,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache", type=int, default=ENGINE_CACHE, metavar="N",
                         help=f"the model's search: positions whose net answers are remembered (default "
                              f"{ENGINE_CACHE}; 0 = none)")
+    parser.add_argument("--no-pipeline", dest="pipeline", action="store_false",
+                        help="the model's search: run the net on the search's own thread (one core) instead of "
+                             "a thread of its own beside it (two cores; the default with --leaves above 1)")
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     options = EngineOptions(model=args.model, playouts=args.playouts, player_spec=args.player_spec,
                             fallback_spec=args.fallback_spec, seed=args.seed,
                             shortcuts=not args.no_shortcuts, onnx=args.onnx, threads=args.threads,
-                            report=args.report, leaves=args.leaves, cache=args.cache)
+                            report=args.report, leaves=args.leaves, cache=args.cache, pipeline=args.pipeline)
     try:
         serve(PbrainEngine(options), sys.stdin, protocol_out, hard_exit=True)
     except KeyboardInterrupt:  # Ctrl-C when run by hand: just go

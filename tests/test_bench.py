@@ -158,17 +158,18 @@ def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
     made = []
 
     class Recorder:
-        def __init__(self, evaluator, n_playout, seed, leaves_per_step):
-            made.append((leaves_per_step, isinstance(evaluator, CachedEvaluator)))
+        def __init__(self, evaluator, n_playout, seed, leaves_per_step, pipeline):
+            made.append((leaves_per_step, isinstance(evaluator, CachedEvaluator), pipeline))
 
         def get_action(self, board):
             return board.availables[0]
 
     monkeypatch.setattr(bench, "AlphaZeroPlayer", Recorder)
     monkeypatch.setattr(bench, "az_evaluator", lambda s: object())
-    expected = {"az_game_playouts_per_s": (1, False), "az_game_playouts_per_s_cached": (1, True),
-                "az_game_playouts_per_s_leaves8": (bench.ENGINE_LEAVES, False),
-                "az_game_playouts_per_s_leaves8_cached": (bench.ENGINE_LEAVES, True)}
+    expected = {"az_game_playouts_per_s": (1, False, False), "az_game_playouts_per_s_cached": (1, True, False),
+                "az_game_playouts_per_s_leaves8": (bench.ENGINE_LEAVES, False, False),
+                "az_game_playouts_per_s_leaves8_cached": (bench.ENGINE_LEAVES, True, False),
+                "az_game_playouts_per_s_leaves8_cached_pipeline": (bench.ENGINE_LEAVES, True, True)}
     assert bench.ENGINE_LEAVES == 8
     for key, search in expected.items():
         made.clear()

@@ -24,6 +24,7 @@ from gomoku.pbrain.engine import PbrainEngine, forced_move
 from gomoku.pbrain.loader import AZ_PLAYOUTS, EngineOptions
 from gomoku.pbrain.protocol import ABOUT, ProtocolError, rebuild_board
 from gomoku.pbrain.server import serve
+from gomoku.players.search import PIPELINED_ROUND_PLAYOUTS, TIMED_ROUND_PLAYOUTS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "pbrain.py"
@@ -664,6 +665,22 @@ def test_no_playout_cap_under_a_clock_and_the_tree_is_kept(random_model):
     assert second.visits.sum() > second.playouts  # the subtree under the two moves was kept
 
 
+def test_the_models_search_is_pipelined_unless_asked_not_to(random_model):
+    """The engine's search runs the net on a thread of its own (two cores; docs/engine.md), in
+    rounds of PIPELINED_ROUND_PLAYOUTS under a clock; --no-pipeline or --leaves 1 keep it on one."""
+    states = {}
+    for name, options in (("default", {}), ("no pipeline", {"pipeline": False}), ("one leaf", {"leaves": 1})):
+        engine = PbrainEngine(EngineOptions(model=random_model, seed=1, onnx=False, **options), write=lambda line: None)
+        engine.handle_line("START 9")
+        states[name] = (engine.player.config.pipeline, engine.player.timed_round_playouts)
+    assert states == {"default": (True, PIPELINED_ROUND_PLAYOUTS), "no pipeline": (False, TIMED_ROUND_PLAYOUTS),
+                      "one leaf": (False, TIMED_ROUND_PLAYOUTS)}
+    from tests.fakes import load_script
+
+    assert not load_script("pbrain").parse_args(["--no-pipeline"]).pipeline
+    assert load_script("pbrain").parse_args([]).pipeline
+
+
 def test_a_decided_move_stops_the_search_early(random_model):
     out: list[str] = []
     engine = PbrainEngine(EngineOptions(model=random_model, shortcuts=False, seed=3, onnx=False), write=out.append)
@@ -671,7 +688,7 @@ def test_a_decided_move_stops_the_search_early(random_model):
                  "2,1,1", "3,0,2", "DONE"):
         engine.handle_line(line)
     assert out[-1] == "4,0"  # the only move that does not lose at once (forced-move rules)...
-    assert engine.player.last_result.playouts == engine_module.TIMED_ROUND_PLAYOUTS  # ...after one round
+    assert engine.player.last_result.playouts == engine.player.timed_round_playouts == PIPELINED_ROUND_PLAYOUTS  # ...after one round
 
 
 # ---------------------------------------------------------------------------- INFO, blocks, END, limits

@@ -196,8 +196,9 @@ def fake_ai(monkeypatch):
     class AlphaZeroPlayer:
         @classmethod
         def from_checkpoint(cls, path, n_playout, seed=None, seconds=None, leaves_per_step=1, forced_moves=True,
-                            vcf=True, threads=1, vct=True):
+                            vcf=True, threads=1, vct=True, pipeline=False):
             calls.append(("az", path, n_playout, seed) + (() if seconds is None else (f"{seconds:g} s",))
+                         + (("pipelined",) if pipeline else ())
                          + (() if forced_moves else ("no forced moves",))
                          + (() if vcf else ("no vcf",)) + (() if threads == 1 else (f"{threads} threads",))
                          + (() if vct else ("no vct",)))
@@ -235,7 +236,7 @@ def test_time_limited_specs(fake_ai):
         True, True, True, False, False, False]
 
 
-@pytest.mark.parametrize("spec", ["", "foo", "random:3", "heuristic:1", "human:me", "minimax", "minimax:",
+@pytest.mark.parametrize("spec", ["", "foo", "random:3", "random:", "heuristic:", "human:", "heuristic:1", "human:me", "minimax", "minimax:",
                                   "minimax:0", "minimax:-1", "minimax:x", "minimax:2:3", "pure", "pure:",
                                   "pure:0", "pure:1e3", "minimax:²", "pure:²", "az", "az:model.pt", "az::400", "az:model.pt:",
                                   "az:model.pt:many", "AZ:m.pt:4", "Random", "pure:0s", "pure:1 s", "pure:-1s",

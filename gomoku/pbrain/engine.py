@@ -436,7 +436,7 @@ class PbrainEngine:
                 outcome["error"] = error
 
         if seconds is not None:
-            player.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
+            player.ROUND_PLAYOUTS = getattr(player, "timed_round_playouts", TIMED_ROUND_PLAYOUTS)
         thread = threading.Thread(target=run, name="pbrain-search", daemon=True)
         thread.start()
         self._search_thread = thread

@@ -50,6 +50,7 @@ class EngineOptions:
     report: bool = False  # say each search's playouts in a MESSAGE line
     leaves: int = ENGINE_LEAVES  # the model's search: leaves per net call
     cache: int = ENGINE_CACHE  # the model's search: positions remembered (0: no cache)
+    pipeline: bool = True  # the model's search: the net on a thread of its own (with leaves > 1)
 
 
 @dataclass
@@ -195,7 +196,7 @@ class Players:
         try:
             player = AlphaZeroPlayer.from_checkpoint(str(path), n_playout=playouts, seed=self.options.seed,
                                                      runtime="torch", leaves_per_step=self.options.leaves,
-                                                     cache_entries=self.options.cache)
+                                                     cache_entries=self.options.cache, pipeline=self.options.pipeline)
         except ValueError as error:  # CheckpointError (a ValueError)
             raise ProtocolError(f"cannot load {path}: {error}") from error
         limit_threads(self.options.threads)  # torch was imported just now
@@ -222,7 +223,8 @@ class Players:
         evaluator = loaded.evaluator
         player = AlphaZeroPlayer(evaluator, n_playout=playouts, seed=self.options.seed,
                                  name=f"az:{path}" + (f":{playouts}" if playouts else "") + " (onnxruntime)",
-                                 leaves_per_step=self.options.leaves, cache_entries=self.options.cache)
+                                 leaves_per_step=self.options.leaves, cache_entries=self.options.cache,
+                                 pipeline=self.options.pipeline)
         player.net_config = loaded.config
         return Loaded(player, player.name, net_sizes(loaded.config, (evaluator.width, evaluator.height)),
                       n_in_row=loaded.n_in_row, untimed_playouts=playouts or AZ_PLAYOUTS)

@@ -106,8 +106,8 @@ def _amount(text: str, spec: str) -> tuple[int | None, float | None]:
 def parse_spec(spec: str) -> PlayerSpec:
     """The one parser of player specs (PLAYER_SPECS_HELP): a ValueError naming the valid forms for
     a malformed one. Reads no file and builds nothing, so configs check their specs up front."""
-    kind, _, rest = spec.strip().partition(":")
-    if kind in ("random", "heuristic", "human") and not rest:
+    kind, sep, rest = spec.strip().partition(":")
+    if kind in ("random", "heuristic", "human") and not sep:
         return PlayerSpec(kind)
     if kind == "ab" and rest.endswith(":vct"):
         return PlayerSpec(kind, depth=_positive_int(rest[:-len(":vct")], spec, "DEPTH"), vct=True)
@@ -146,7 +146,7 @@ def is_timed(spec: str) -> bool:
 
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
                 leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1,
-                vct: bool = True, check_nodes: int | None = None) -> Player:
+                vct: bool = True, check_nodes: int | None = None, pipeline: bool = False) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
     ``seconds`` caps the thinking time per move of the search players (pure, az) and minimax;
@@ -158,7 +158,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     only the root's VCT rules (play and stop wins by fours and threes); ``check_nodes``: the az
     player's deep checks' budget (its own VCT, the final threat check; 0 off; None the player's
     default). ``threads``: the az
-    player's onnxruntime threads (1 where several players share the cores).
+    player's onnxruntime threads (1 where several players share the cores). ``pipeline`` (with
+    ``leaves_per_step`` > 1): the az player's net runs on a thread of its own beside its search.
     """
     parsed = parse_spec(spec)
     rng = None if seed is None else np.random.default_rng(seed)
@@ -181,7 +182,7 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         return AlphaZeroPlayer.from_checkpoint(parsed.path, n_playout=parsed.playouts, seed=seed,
                                                seconds=parsed.seconds or seconds, leaves_per_step=leaves_per_step,
                                                forced_moves=forced_moves, vcf=vcf, threads=threads, vct=vct,
-                                               **({} if check_nodes is None else {"check_nodes": check_nodes}))
+                                               pipeline=pipeline, **({} if check_nodes is None else {"check_nodes": check_nodes}))
     from gomoku.players.external import PbrainPlayer, engine_command  # pbrain; lazy: subprocess plumbing
     if not Path(parsed.path).is_file() and shutil.which(parsed.path) is None:
         raise _bad_spec(spec, f"no engine at {parsed.path!r}")

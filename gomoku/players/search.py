@@ -45,6 +45,7 @@ PURE_C_PUCT = 5.0
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
 MIN_PLAYOUT_CAP = 16  # the smallest cap a memory budget makes
 TIMED_ROUND_PLAYOUTS = 16  # playouts per round when the clock ends the search (read between rounds)
+PIPELINED_ROUND_PLAYOUTS = 64  # the same with the pipeline, which each round ends (docs/engine.md)
 ROUND_SAFETY = 1.25  # stop when the next round, as long as the last one times this, would overrun
 
 
@@ -94,7 +95,13 @@ class SearchPlayer(Player):
         self.last_result: SearchResult | None = None
         self.last_threatened = False  # whether the last search ran the final check (``final_check_nodes``)
         if n_playout is None:
-            self.ROUND_PLAYOUTS = TIMED_ROUND_PLAYOUTS
+            self.ROUND_PLAYOUTS = self.timed_round_playouts
+
+    @property
+    def timed_round_playouts(self) -> int:
+        """Playouts per round under a clock: few, so that the clock is read often, but more with the
+        pipeline (``SearchConfig.pipeline``), whose last batch of a round runs alone."""
+        return PIPELINED_ROUND_PLAYOUTS if self.config.pipeline else TIMED_ROUND_PLAYOUTS
 
     @property
     def last_playouts(self) -> int | None:
@@ -272,7 +279,9 @@ class AlphaZeroPlayer(SearchPlayer):
     and threes, ``mcts.vct``, ``vct_nodes`` per call), and values positions two moves down where
     the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
     size in front of the evaluator (a position met again, in this search or an earlier one of the
-    game, costs no net call; the answers are the same). ``check_nodes`` (with ``vct``; 0 off) is
+    game, costs no net call; the answers are the same). ``pipeline`` (with ``leaves_per_step`` > 1;
+    ignored otherwise) runs the net on a thread of its own while the search gathers the next
+    leaves (``SearchConfig.pipeline``: two cores). ``check_nodes`` (with ``vct``; 0 off) is
     the budget of the deep checks: a VCT of its own is played at once (``deep_win``), and the move
     is checked against the opponent's (``final_check_nodes``, ``final_check``)."""
 
@@ -280,13 +289,14 @@ class AlphaZeroPlayer(SearchPlayer):
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
                  forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
                  vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0,
-                 check_nodes: int = CHECK_NODES):
+                 check_nodes: int = CHECK_NODES, pipeline: bool = False):
         if cache_entries:
             evaluator = CachedEvaluator(evaluator, cache_entries)
         settings = SearchSettings(n_playout=n_playout or 1, c_puct=c_puct, leaves_per_step=leaves_per_step,
                                   forced_moves=forced_moves, vcf=vcf, vcf_nodes=vcf_nodes, vct=vct, vct_nodes=vct_nodes)
         config = SearchConfig.of(settings, noise=False, reuse_tree=True)
-        config = replace(config, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if config.vct else 0)
+        config = replace(config, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if config.vct else 0,
+                         pipeline=pipeline and leaves_per_step > 1)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for

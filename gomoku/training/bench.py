@@ -47,14 +47,14 @@ def bench_pure(s: BenchSettings) -> float:
 
 
 def az_move(s: BenchSettings, leaves_per_step: int = 1, onnx: bool | None = None, forced_moves: bool = True,
-            vcf: bool = True, threads: int = 1, int8: bool = False):
+            vcf: bool = True, threads: int = 1, int8: bool = False, pipeline: bool = False):
     """(playouts, one run) of the az player's single-game search from the empty board
     (``az_evaluator``)."""
     evaluator = az_evaluator(s, onnx, threads, int8)
 
     def one_move():
         AlphaZeroPlayer(evaluator, n_playout=s.az_playouts, seed=0, leaves_per_step=leaves_per_step,
-                        forced_moves=forced_moves, vcf=vcf).get_action(Board())
+                        forced_moves=forced_moves, vcf=vcf, pipeline=pipeline).get_action(Board())
 
     return s.az_playouts, one_move
 
@@ -83,18 +83,20 @@ def bench_reference(s: BenchSettings) -> float:
     return playouts / median_time(run, s.repeats)
 
 
-def az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False):
+def az_game(s: BenchSettings, moves: int = 8, leaves_per_step: int = 1, cache: bool = False,
+            pipeline: bool = False):
     """(playouts, one run) of the first ``moves`` moves of a game the az player plays against
     itself, ``az_playouts`` a move with the tree kept between moves, as the engine plays; with
     ``cache`` through a ``CachedEvaluator`` (positions met in earlier searches answered from
-    memory: the same moves, since its answers are exact)."""
+    memory: the same moves, since its answers are exact); ``pipeline``: the net on a thread of
+    its own beside the search (``SearchConfig.pipeline``)."""
     from mcts.evaluators import CachedEvaluator
 
     evaluator = az_evaluator(s)
 
     def game():
         player = AlphaZeroPlayer(CachedEvaluator(evaluator) if cache else evaluator, n_playout=s.az_playouts,
-                                 seed=0, leaves_per_step=leaves_per_step)
+                                 seed=0, leaves_per_step=leaves_per_step, pipeline=pipeline)
         board = Board()
         for _ in range(moves):
             board.do_move(player.get_action(board))
@@ -316,6 +318,7 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
     "az_mcts_playouts_per_s": lambda s: az_move(s),
     "az_mcts_playouts_per_s_threads2": lambda s: az_move(s, threads=2),
     "az_mcts_playouts_per_s_leaves8": lambda s: az_move(s, leaves_per_step=8),
+    "az_mcts_playouts_per_s_leaves8_pipeline": lambda s: az_move(s, leaves_per_step=8, pipeline=True),
     "az_mcts_playouts_per_s_window": lambda s: az_move(s, WINDOW_LEAVES, threads=WINDOW_THREADS),
     # The net's int8 export (gomoku.training.int8) on onnxruntime: exact, and the window's search.
     "az_mcts_playouts_per_s_int8": lambda s: az_move(s, int8=True),
@@ -332,6 +335,8 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
     "az_game_playouts_per_s_cached": lambda s: az_game(s, cache=True),
     "az_game_playouts_per_s_leaves8": lambda s: az_game(s, leaves_per_step=ENGINE_LEAVES),
     "az_game_playouts_per_s_leaves8_cached": lambda s: az_game(s, leaves_per_step=ENGINE_LEAVES, cache=True),
+    "az_game_playouts_per_s_leaves8_cached_pipeline": lambda s: az_game(s, leaves_per_step=ENGINE_LEAVES, cache=True,
+                                                                         pipeline=True),
 }
 
 
