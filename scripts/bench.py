@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default=None,
                         help="device for the net figures and in-process self-play (cpu, cuda; "
                              "default: cuda when available)")
+    parser.add_argument("--repeats", type=int, default=None, metavar="N",
+                        help="runs of each figure, the median kept (default 3, 1 with --quick); with --search, "
+                             "N rounds of every figure in turn: more on a machine whose speed wanders")
     parser.add_argument("--search", action="store_true",
                         help="only the single-game search figures (one lever at a time, beside the classic's "
                              "search structure)")
@@ -47,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --selfplay: Ray actors on a local cluster of this many one-CPU nodes, as the "
                              "tests start it (0: no Ray figure; default 2)")
     args = parser.parse_args(argv)
+    if args.repeats is not None and args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
     if args.set and not args.selfplay:
         parser.error("--set needs --selfplay (it changes the config of the self-play figures)")
     if args.ray_nodes < 0:
@@ -81,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = BenchSettings(device=args.device, ray=ray)
     if args.quick:
         settings = BenchSettings(repeats=1, selfplay_games=1, device=args.device, ray=ray)
+    if args.repeats is not None:
+        settings = dataclasses.replace(settings, repeats=args.repeats)
     if args.search:
         results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
     elif args.selfplay:

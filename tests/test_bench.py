@@ -90,12 +90,27 @@ def test_selfplay_variants_play_the_given_config_with_each_layout(monkeypatch):
     (["--ray-nodes", "7"], "--config and --ray-nodes need --selfplay"),
     (["--search", "--variants"], "--variants and --ray go with the full bench or --selfplay"),
     (["--vct", "--ray"], "--variants and --ray go with the full bench or --selfplay"),
+    (["--search", "--repeats", "0"], "--repeats must be at least 1, got 0"),
 ])
 def test_bench_set_errors_are_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         load_script("bench").main(argv)
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert exit_.value.code == 2 and ": error: " in error and message in error  # one line, argparse's form
+
+
+def test_repeats_reach_the_search_figures(monkeypatch, tmp_path):
+    seen = []
+
+    def fake_search(settings):
+        seen.append(settings.repeats)
+        return {}
+
+    monkeypatch.setattr(bench, "run_search", fake_search)
+    load_script("bench").main(["--search", "--repeats", "11"])
+    load_script("bench").main(["--search", "--quick", "--repeats", "5"])
+    load_script("bench").main(["--search"])
+    assert seen == [11, 5, bench.BenchSettings().repeats]
 
 
 def test_the_ray_ratio_compares_pools_of_the_same_workers(monkeypatch):
