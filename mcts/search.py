@@ -28,6 +28,9 @@ move index. A fresh root is expanded by the first playout, as in the classic imp
 
 With ``leaves_per_step > 1`` each tree descends several times before the evaluator is called,
 with a virtual loss on the edges taken so that later descents look elsewhere.
+With ``pipeline`` as well, the evaluator runs on a thread of its own while this one gathers the
+next batch (``_pipelined``): one batch is gathered with the previous one still in flight (its
+virtual loss in place), in a fixed order, so the search does not depend on the threads' timing.
 
 Gumbel root (``gumbel_k > 0``, self-play only; needs ``reuse_tree=False``): the root's playouts go
 to ``gumbel_k`` moves sampled with Gumbel noise and narrowed by sequential halving
