@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import math
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
@@ -197,6 +197,9 @@ class BatchedMCTS(TreeArrays):
         self.rules.stop = stop
         try:
             return self._search(boards, noise, n_playout, keep_tree)
+        except BaseException:  # descents not backed up (an evaluator's error, an interrupt): start afresh
+            self.reset()
+            raise
         finally:
             self.rules.stop = None
 
@@ -360,20 +363,25 @@ class BatchedMCTS(TreeArrays):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcts-evaluator")
         pending: tuple[_Batch, Future] | None = None
-        while True:
-            running = trees[remaining > 0]
-            batch = None
-            if running.size:
-                leaves = np.minimum(remaining[running], self.config.leaves_per_step)
-                batch = self._gather(running, leaves, pending=None if pending is None else pending[0])
-                remaining[running] -= leaves
-            evaluated = None if pending is None else pending[1].result()
-            nxt = None if batch is None else (batch, self._executor.submit(self._evaluate, batch))
-            if pending is not None:
-                self._finish(pending[0], *evaluated)
-            if nxt is None:
-                return
-            pending = nxt
+        nxt = None
+        try:
+            while True:
+                running = trees[remaining > 0]
+                batch = None
+                if running.size:
+                    leaves = np.minimum(remaining[running], self.config.leaves_per_step)
+                    batch = self._gather(running, leaves, pending=None if pending is None else pending[0])
+                    remaining[running] -= leaves
+                evaluated = None if pending is None else pending[1].result()
+                nxt = None if batch is None else (batch, self._executor.submit(self._evaluate, batch))
+                if pending is not None:
+                    self._finish(pending[0], *evaluated)
+                pending = nxt
+                if pending is None:
+                    return
+        except BaseException:  # the evaluation in flight ends before the caller may evaluate again
+            wait([flight[1] for flight in (pending, nxt) if flight is not None])
+            raise
 
     def _gather(self, trees: np.ndarray, leaves: np.ndarray, root_move: np.ndarray | None = None,
                 pending: _Batch | None = None) -> _Batch:

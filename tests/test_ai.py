@@ -1,6 +1,5 @@
 """The search players: pure MCTS and the AlphaZero player built from checkpoints."""
 
-import numpy as np
 import pytest
 import torch
 

@@ -11,6 +11,8 @@ import pytest
 from gomoku import Board
 from gomoku.players.search import AlphaZeroPlayer
 from mcts import BatchedMCTS, SearchConfig
+from mcts.geometry import Geometry
+from mcts.rules import FreestyleRules
 from tests.fakes import HashEvaluator
 
 DEADLOCK_GUARD_S = 30  # only bounds a broken pipeline's wait; a working one never waits this long
@@ -63,10 +65,6 @@ def test_every_playout_counted_once_and_every_leaf_expanded_once(rules, monkeypa
 
 
 def test_no_virtual_loss_is_left():
-    class Zero:
-        def evaluate_batch(self, planes, legal):
-            return legal / legal.sum(1, keepdims=True), np.zeros(len(planes))
-
     mcts, _ = pipelined(Zero(), Board(), n=400)  # no line can be made this shallow: every value is 0
     edges = mcts.value_sum[0, : int(mcts.n_nodes[0])]
     assert np.all(edges[edges > -1e8] == 0.0)
@@ -127,3 +125,83 @@ def test_the_player_pipelines_only_with_several_leaves():
     player = AlphaZeroPlayer(HashEvaluator(), n_playout=64, leaves_per_step=8, pipeline=True, seed=0)
     board = Board.from_moves([37, 41, 38, 0, 39, 8, 40])  # Black's four on row 5: White must block 36
     assert player.get_action(board) == 36
+
+
+class Zero:
+    """Uniform priors and value 0: every value sum stays 0 unless a virtual loss is left over.
+    ``fail_at``: the call that raises."""
+
+    def __init__(self, fail_at=None):
+        self.calls, self.fail_at = 0, fail_at
+
+    def evaluate_batch(self, planes, legal):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("the net failed")
+        return legal / legal.sum(1, keepdims=True), np.zeros(len(planes))
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_a_failed_search_leaves_no_half_done_tree(pipeline):
+    evaluator = Zero(fail_at=3)
+    mcts = BatchedMCTS(evaluator, 9, 9, 5, SearchConfig(n_playout=200, leaves_per_step=8, pipeline=pipeline))
+    with pytest.raises(RuntimeError, match="the net failed"):
+        mcts.search([Board()])
+    result = mcts.search([Board()], n_playout=100, keep_tree=True)[0]  # a fresh tree, not the broken one
+    assert result.visits.sum() == 99
+    edges = mcts.value_sum[0, : int(mcts.n_nodes[0])]
+    assert np.all(edges[edges > -1e8] == 0.0)  # no virtual loss of the failed search's descents
+
+
+def test_an_error_while_gathering_waits_for_the_evaluation_in_flight():
+    """The search's own error (here the rules', on the search's thread) must not return while the
+    evaluator still runs: the caller could call it again, from two threads at once."""
+    running = []
+
+    class Slow(Zero):
+        def evaluate_batch(self, planes, legal):
+            running.append(True)
+            if self.calls == 2:
+                time.sleep(0.2)  # batch 2 is still being evaluated when batch 3's gathering fails
+            result = super().evaluate_batch(planes, legal)
+            running.pop()
+            return result
+
+    class FailingRules(FreestyleRules):
+        calls = 0
+
+        def moves_to_search(self, *args, **kwargs):
+            FailingRules.calls += 1
+            if FailingRules.calls == 4:  # the root's, batch 1's, batch 2's, then batch 3's
+                raise RuntimeError("the rules failed")
+            return super().moves_to_search(*args, **kwargs)
+
+    config = SearchConfig(n_playout=200, leaves_per_step=8, pipeline=True)
+    mcts = BatchedMCTS(Slow(), 9, 9, 5, config, rules=FailingRules(Geometry(9, 9, 5), config))
+    with pytest.raises(RuntimeError, match="the rules failed"):
+        mcts.search([Board()])
+    assert running == []
+
+
+def test_under_a_clock_rounds_start_small_and_fit_the_time_left(monkeypatch):
+    """The first round is TIMED_ROUND_PLAYOUTS (its pace unknown: a 64-playout round could miss a
+    short turn); then rounds are as long as the time left allows at the last round's pace, at
+    most PIPELINED_ROUND_PLAYOUTS; a round that cannot fit even TIMED_ROUND_PLAYOUTS ends the
+    search. A fake clock: every round takes 1 ms."""
+    import types
+
+    from gomoku.players import search as players_search
+
+    ticks = iter(np.arange(1000) * 0.001)
+    monkeypatch.setattr(players_search, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    left = iter([1.0, 1.0, 0.004, 0.1, 0.001, 0.0002])  # seconds left: read twice before the search
+    # (the shares of the threat checks), then after each round
+    player = AlphaZeroPlayer(HashEvaluator(), n_playout=None, leaves_per_step=8, pipeline=True, forced_moves=False,
+                             vcf=False, vct=False, check_nodes=0, seed=0)
+    player.early_stop = False
+    done = []
+    player.analyse(Board(), on_progress=lambda result: done.append(result.playouts), time_left=lambda: next(left))
+    rounds = np.diff([0, *done]).tolist()
+    # 0.004 s left at 1 ms a 16-playout round fits 51 playouts (with the safety margin of 1.25),
+    # 0.1 s fits far more than 64, 0.001 s at the pace of 64 fits 51, and 0.0002 s fits 8 only.
+    assert rounds == [16, 51, 64, 51]

@@ -45,8 +45,8 @@ PURE_C_PUCT = 5.0
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
 MIN_PLAYOUT_CAP = 16  # the smallest cap a memory budget makes
 TIMED_ROUND_PLAYOUTS = 16  # playouts per round when the clock ends the search (read between rounds)
-PIPELINED_ROUND_PLAYOUTS = 64  # the same with the pipeline, which each round ends (docs/engine.md)
-ROUND_SAFETY = 1.25  # stop when the next round, as long as the last one times this, would overrun
+PIPELINED_ROUND_PLAYOUTS = 64  # the most with the pipeline, which each round ends (docs/engine.md)
+ROUND_SAFETY = 1.25  # a round must end in time at the last round's pace times this (else the search stops)
 
 
 @functools.lru_cache(maxsize=None)
@@ -99,8 +99,9 @@ class SearchPlayer(Player):
 
     @property
     def timed_round_playouts(self) -> int:
-        """Playouts per round under a clock: few, so that the clock is read often, but more with the
-        pipeline (``SearchConfig.pipeline``), whose last batch of a round runs alone."""
+        """The most playouts a round under a clock: few, so that the clock is read often, but more
+        with the pipeline (``SearchConfig.pipeline``), whose last batch of a round runs alone. The
+        first round is TIMED_ROUND_PLAYOUTS at most, and the last ones fit the time left."""
         return PIPELINED_ROUND_PLAYOUTS if self.config.pipeline else TIMED_ROUND_PLAYOUTS
 
     @property
@@ -146,12 +147,14 @@ class SearchPlayer(Player):
         the search may still take (default: from ``seconds``, when set). With a time limit, a
         progress callback or a stop check, the search runs in rounds of ``ROUND_PLAYOUTS``
         playouts: ``on_progress`` sees the statistics after each round, and the search ends once
-        ``should_stop()`` is true, the next round would overrun the time, or (``early_stop``,
+        ``should_stop()`` is true, not even a short round would fit the time left, or (``early_stop``,
         with a time limit) the move is decided. Rounds add up to the same search as one call (the
         tree is kept between the rounds of one move). ``result.playouts`` counts the playouts run.
         Once ``should_stop()`` is true or the time is up, the threat checks of the round running
         give up (counted as out of budget: a root VCT defence check of every move, say, may take
-        most of a second), so that the round ends within about a playout's time.
+        most of a second), so that the round ends once its playouts are run. Under a clock the
+        first round has at most TIMED_ROUND_PLAYOUTS playouts, the next ones as many as fit in
+        the time left at the last round's pace (ROUND_SAFETY), at most ``ROUND_PLAYOUTS``.
         """
         if time_left is None and self.seconds is not None:  # the clock starts before the tree is built
             deadline = time.perf_counter() + self.seconds
@@ -178,8 +181,11 @@ class SearchPlayer(Player):
                 search.reset()
             done, started = 0, time.perf_counter()
             round_stop = _interrupt(should_stop, time_left)
+            # Under a clock the first round is small (its pace is not known yet); the next ones are
+            # as long as ROUND_PLAYOUTS allows within the time left, at the pace of the last one.
+            step = self.ROUND_PLAYOUTS if time_left is None else min(self.ROUND_PLAYOUTS, TIMED_ROUND_PLAYOUTS)
             while done < limit:
-                step = min(self.ROUND_PLAYOUTS, limit - done)
+                step = min(step, limit - done)
                 round_started = time.perf_counter()
                 result = search.search([board], n_playout=step, keep_tree=True, stop=round_stop)[0]
                 now = time.perf_counter()
@@ -191,8 +197,10 @@ class SearchPlayer(Player):
                     break
                 if time_left is not None:
                     left = time_left()
-                    if left <= ROUND_SAFETY * (now - round_started):
+                    fits = int(left / (ROUND_SAFETY * max(now - round_started, 1e-9) / step))  # playouts
+                    if fits < min(step, TIMED_ROUND_PLAYOUTS):
                         break
+                    step = min(self.ROUND_PLAYOUTS, fits)
                     if self.early_stop and decided(result, min(limit - done, done / (now - started) * left)):
                         log.debug("%s: decided after %d playouts", self.name, done)
                         break
