@@ -306,6 +306,31 @@ def test_play_model_takes_the_board_and_rule_of_its_checkpoint(tmp_path, monkeyp
     assert "bad --moves: move 8, B4: the game was already over" in capsys.readouterr().err
 
 
+def test_an_engine_that_forfeits_is_told_in_words_and_ends_with_the_window(make_app, caplog):
+    """An external engine (pbrain:) that crashes: the status says so in words, without its
+    traceback or stderr; closing the window ends its process (close), even when it hangs."""
+    from gomoku.game.forfeit import Forfeit, ForfeitReason
+
+    closed = []
+
+    class Crashing(Player):
+        name = "pbrain:engine"
+
+        def get_action(self, board):
+            raise Forfeit(ForfeitReason.CRASHED, 'the engine exited, exit code 1; stderr: Traceback | File "x.py"')
+
+        def close(self):
+            closed.append(True)
+
+    app = make_app(Crashing())
+    click(app, E5)
+    assert app.run_until_idle(5)
+    assert app.status_text() == "The AI failed. N: new game, U: undo (the engine crashed: the engine exited, exit code 1)"
+    assert not any(record.exc_info for record in caplog.records)
+    app.close()
+    assert closed == [True]
+
+
 def test_an_ai_that_fails_does_not_take_the_window_down(make_app):
     class Broken(Player):
         name = "broken"
@@ -318,6 +343,9 @@ def test_an_ai_that_fails_does_not_take_the_window_down(make_app):
     assert app.run_until_idle(5)
     assert "The AI failed" in app.status_text() and "no idea" in app.status_text()
     assert app.board.moves == [E5]
+    click(app, E5 + 1)  # the person cannot play on: the message says how to go on
+    assert app.board.moves == [E5]
+    assert "N: new game, U: undo" in app.status_text() and "Wait for the AI" not in app.status_text()
     press(app, pygame.K_u)  # undo and new game still work
     assert app.board.moves == []
 

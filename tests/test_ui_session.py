@@ -259,7 +259,7 @@ def test_a_frame_is_built_from_a_scene_alone():
     assert build_frame(Scene(ai_to_move, ai_spec="minimax:2")).analysis_hint == \
         f"no search statistics for {short_spec('minimax:2')}"
     assert build_frame(Scene(ai_to_move, stopping=True)).status == "Stopping the AI's search..."
-    assert build_frame(Scene(ai_to_move, ai_error="boom")).status == "The AI failed (boom). N: new game"
+    assert build_frame(Scene(ai_to_move, ai_error="boom")).status == "The AI failed. N: new game, U: undo (boom)"
     assert build_frame(Scene(ai_to_move)).status == "AI to move"
 
     won = session_with(["A1", "A2", "B1", "B2", "C1", "C2", "D1", "D2", "E1"],

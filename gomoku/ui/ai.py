@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from gomoku.game.board import Board
+from gomoku.game.forfeit import Forfeit, ForfeitReason
 from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
                             make_player, parse_spec)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
@@ -55,7 +56,22 @@ AI_SPECS_HELP = """\
   ab:DEPTH                 alpha-beta with threat extensions and the VCF solver, DEPTH >= 1 (ab:4)
   ab:DEPTH:vct             the same with the VCT solver: attacks and defends with threes too
   heuristic                one ply: takes a win, blocks a four, else the best window score
-  random                   uniform random legal moves"""
+  random                   uniform random legal moves
+  pbrain:PATH[:MS]         a Gomocup engine (pbrain protocol) at PATH, MS a move (default 1000)"""
+
+
+FORFEIT_WORDS = {ForfeitReason.LATE: "the engine answered too late", ForfeitReason.SILENT: "the engine did not answer",
+                 ForfeitReason.CRASHED: "the engine crashed", ForfeitReason.ILLEGAL: "the engine's answer was not a legal move"}
+FORFEIT_DETAIL_CHARS = 60  # of the engine's own account (its first line), in the window's status
+
+
+def forfeit_text(forfeit: Forfeit) -> str:
+    """What the window says of an external engine's forfeit: why in words, then the first line
+    of the detail (its stderr is in the log)."""
+    detail = forfeit.detail.split("; stderr:")[0].splitlines()[0] if forfeit.detail else ""
+    if len(detail) > FORFEIT_DETAIL_CHARS:
+        detail = detail[: FORFEIT_DETAIL_CHARS - 3] + "..."
+    return f"{FORFEIT_WORDS[forfeit.reason]}: {detail}" if detail else FORFEIT_WORDS[forfeit.reason]
 
 
 def percent(fraction: float) -> int:
@@ -439,6 +455,9 @@ class SearchJob:
             else:
                 move, analysis = self.player.get_action(self._board), None
             answer = Answer(move, analysis, None, self.elapsed())
+        except Forfeit as error:  # an external engine's misbehaviour: said in words, no traceback
+            log.warning("the AI engine forfeited: %s", error)
+            answer = Answer(None, None, forfeit_text(error), self.elapsed())
         except Exception as error:  # shown in the window; the window goes on
             log.exception("the AI failed")
             answer = Answer(None, None, f"{type(error).__name__}: {error}", self.elapsed())

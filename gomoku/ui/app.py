@@ -16,6 +16,7 @@ from typing import Sequence
 
 import pygame
 
+from gomoku.game.arena import close_players
 from gomoku.game.board import EMPTY, Board
 from gomoku.players import Player, format_point
 from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,
@@ -23,7 +24,7 @@ from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analys
                           make_opponent, player_setting, short_spec, spec_strength, strength_ladder,
                           trained_n_in_row, trained_size, with_strength)
 from gomoku.ui.draw import Renderer
-from gomoku.ui.frame import GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
+from gomoku.ui.frame import AI_FAILED_HINT, GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
 from gomoku.ui.session import (BLACK, COLOUR_NAMES, DEFAULT_SIZE, N_IN_ROW, WHITE, Author, Session, SetupError,
                                describe_undo, initial_game)
@@ -146,7 +147,7 @@ class PlayApp:
             self.flash(GAME_OVER)
         elif session.board.current_player != session.human:
             self.flash("Here the AI is to move: Enter lets it play from here." if session.reviewing()
-                       else "Wait for the AI's move.")
+                       else AI_FAILED_HINT if self.ai_error else "Wait for the AI's move.")
         elif session.board.stone(move) != EMPTY:
             self.flash(f"{format_point(session.board, move)} is taken: pick an empty point.")
         else:
@@ -327,7 +328,7 @@ class PlayApp:
         self._dirty = True
         if answer.error is not None:
             self.ai_error = answer.error
-            self.flash(f"The AI failed: {answer.error}")
+            self.flash(f"{AI_FAILED_HINT} ({answer.error})")
             return
         if self.session.position() != job.moves or self.board.stone(answer.move) != EMPTY:
             log.error("AI answer %s does not fit the position; ignored", answer.move)
@@ -436,6 +437,7 @@ class PlayApp:
         self._cancel()
         pygame.display.quit()
         self.thinker.join(JOIN_SECONDS)
+        close_players(self.ai)  # an external engine's process ends with the window, even a hung one
         if self._one_thread:
             OneTorchThread.release()
             self._one_thread = False

@@ -96,6 +96,7 @@ class Scene:
 
 
 # ------------------------------------------------------------------------------ building a frame
+AI_FAILED_HINT = "The AI failed. N: new game, U: undo"  # the hint first: a long reason is cut off
 GAME_OVER = "The game is over: N for a new game, U to undo."
 
 
@@ -119,7 +120,7 @@ def status_text(scene: Scene) -> str:
             return "Draw: the board is full. N: new game"
         return "You win! N: new game" if winner == session.human else "The AI wins. N: new game, U: undo"
     if scene.ai_error:
-        return f"The AI failed ({scene.ai_error}). N: new game"
+        return f"{AI_FAILED_HINT} ({scene.ai_error})"
     if scene.stopping:
         return "Stopping the AI's search..."
     if session.board.current_player == session.human:
