@@ -4,6 +4,7 @@ and small fake engines (scripts written here) that crash, stay silent, answer la
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -15,7 +16,7 @@ import pytest
 
 from gomoku.game.arena import ForfeitReason, evaluate, play_game, play_match
 from gomoku.game.board import Board
-from gomoku.players import RandomPlayer, make_player
+from gomoku.players import RandomPlayer, format_point, make_player
 from gomoku.game.forfeit import Forfeit
 from gomoku.players.external import MAX_TURN_MS, READ_BYTES, STDERR_LINE_BYTES, PbrainPlayer, _pump
 
@@ -182,6 +183,11 @@ def test_a_misbehaving_engine_forfeits(tmp_path, players, mode, reason):
     assert len(result.records[0].moves) == 4  # its two good moves and the random player's two
     if mode == "crash":
         assert "exit code 3" in forfeit.detail
+    if mode == "occupied":  # the point named as on the board too, not only in protocol coordinates
+        match = re.fullmatch(r"played (\d+),(\d+) \(([A-Z]\d+)\), an occupied point", forfeit.detail)
+        board = Board.from_moves(result.records[0].moves)
+        x, y = int(match.group(1)), int(match.group(2))
+        assert match.group(3) == format_point(board, y * board.width + x)
     assert "forfeits: game 1 player " + reason.value in result.format_row()
     assert result.to_dict()["forfeits"][0]["reason"] == reason.value
     assert result.to_dict()["forfeits"][0]["game"] == 1  # numbered as in the table and --games-out

@@ -35,7 +35,7 @@ import weakref
 from gomoku.game.forfeit import Forfeit, ForfeitReason
 from gomoku.game.board import EMPTY, Board
 from gomoku.pbrain.protocol import MAX_LINE_BYTES, N_IN_ROW  # an answer longer than a command is cut to it
-from gomoku.players.classical import Player
+from gomoku.players.classical import Player, format_point
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +316,7 @@ class PbrainPlayer(Player):
             raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, off the {board.width}x{board.height} board")
         move = y * board.width + x
         if board.stone(move) != EMPTY:
-            raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, an occupied point")
+            raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y} ({format_point(board, move)}), an occupied point")
         return move
 
 
