@@ -8,6 +8,9 @@ import enum
 from dataclasses import dataclass
 
 
+STDERR_MARK = "; stderr: "  # where a detail's copy of the engine's last stderr lines begins
+
+
 class ForfeitReason(enum.Enum):
     """Why a player lost a game by forfeit."""
 
@@ -23,6 +26,12 @@ class Forfeit(Exception):
     def __init__(self, reason: ForfeitReason, detail: str):
         super().__init__(f"{reason.value}: {detail}")
         self.reason, self.detail = reason, detail
+
+    @property
+    def summary(self) -> str:
+        """The detail's first line, without the engine's stderr lines (``STDERR_MARK``)."""
+        head = self.detail.split(STDERR_MARK)[0]
+        return head.splitlines()[0] if head else ""
 
     def __reduce__(self):  # so that a worker process can hand it over
         return type(self), (self.reason, self.detail)

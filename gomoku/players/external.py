@@ -32,7 +32,7 @@ import threading
 import time
 import weakref
 
-from gomoku.game.forfeit import Forfeit, ForfeitReason
+from gomoku.game.forfeit import STDERR_MARK, Forfeit, ForfeitReason
 from gomoku.game.board import EMPTY, Board
 from gomoku.pbrain.protocol import MAX_LINE_BYTES, N_IN_ROW  # an answer longer than a command is cut to it
 from gomoku.players.classical import Player, format_point
@@ -172,7 +172,7 @@ class PbrainPlayer(Player):
                 pass
         tail = " | ".join(list(self._stderr)[-3:])
         exit_text = f", exit code {code}" if code is not None else ""
-        return Forfeit(ForfeitReason.CRASHED, f"{what}{exit_text}" + (f"; stderr: {tail}" if tail else ""))
+        return Forfeit(ForfeitReason.CRASHED, f"{what}{exit_text}" + (f"{STDERR_MARK}{tail}" if tail else ""))
 
     def _read(self, timeout: float, since: float) -> str | None:
         """The next answer line that arrived at ``since`` (``time.monotonic``, when the command was

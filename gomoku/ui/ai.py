@@ -68,7 +68,7 @@ FORFEIT_DETAIL_CHARS = 60  # of the engine's own account (its first line), in th
 def forfeit_text(forfeit: Forfeit) -> str:
     """What the window says of an external engine's forfeit: why in words, then the first line
     of the detail (its stderr is in the log)."""
-    detail = forfeit.detail.split("; stderr:")[0].splitlines()[0] if forfeit.detail else ""
+    detail = forfeit.summary
     if len(detail) > FORFEIT_DETAIL_CHARS:
         detail = detail[: FORFEIT_DETAIL_CHARS - 3] + "..."
     return f"{FORFEIT_WORDS[forfeit.reason]}: {detail}" if detail else FORFEIT_WORDS[forfeit.reason]
