@@ -1,6 +1,9 @@
-"""Positions for tests, written as points ("E5"): the one helper the test files share for this."""
+"""Positions for tests, written as points ("E5"), or of seeded random games: the helpers the
+test files share for this."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from gomoku.game.board import Board
 
@@ -20,4 +23,17 @@ def position(xs, os_, width=9, height=9, n_in_row=5, start_player=1) -> Board:
         if i < len(second):
             board.do_move(second[i])
     assert not board.game_end()[0]
+    return board
+
+
+def random_midgame(seed: int, moves: int, width=9, height=9, n_in_row=5) -> Board:
+    """The position after up to ``moves`` seeded random moves, the game not over (it stops one
+    move short of a line)."""
+    rng = np.random.default_rng(seed)
+    board = Board(width, height, n_in_row)
+    while len(board.moves) < moves:
+        board.do_move(int(rng.choice(board.availables)))
+        if board.game_end()[0]:
+            board.undo_move()
+            break
     return board

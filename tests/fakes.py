@@ -31,6 +31,21 @@ class HashEvaluator:
         return np.array(priors, dtype=np.float32), np.array(values)
 
 
+class ConstantEvaluator:
+    """Uniform priors, and a fixed value for the player to move (to check the sign convention; 0:
+    every value sum stays 0 unless a virtual loss is left over). ``fail_at``: the call that raises."""
+
+    def __init__(self, value: float, fail_at: int | None = None):
+        self.value, self.fail_at = value, fail_at
+        self.calls = 0
+
+    def evaluate_batch(self, planes, legal):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("the net failed")
+        return legal / legal.sum(1, keepdims=True), np.full(len(planes), self.value)
+
+
 def metrics_records(run: Path) -> list[dict]:
     """The lines of a run's metrics.jsonl ([] when there is none yet)."""
     path = Path(run) / "metrics.jsonl"

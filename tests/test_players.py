@@ -13,18 +13,7 @@ from gomoku.players.classical import InputEnded
 from gomoku.players.minimax import MAX_MINIMAX_DEPTH
 from gomoku.players import (PLAYER_SPECS_HELP, HeuristicPlayer, HumanPlayer, MinimaxPlayer, RandomPlayer,
                             format_point, make_player, parse_point)
-from boards import at, position
-
-
-def random_midgame(seed: int, moves: int, width=9, height=9, n_in_row=5) -> Board:
-    rng = np.random.default_rng(seed)
-    board = Board(width, height, n_in_row)
-    while len(board.moves) < moves:
-        board.do_move(int(rng.choice(board.availables)))
-        if board.game_end()[0]:
-            board.undo_move()
-            break
-    return board
+from boards import at, position, random_midgame
 
 
 def snapshot(board: Board):

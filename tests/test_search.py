@@ -11,17 +11,7 @@ from mcts.reference import ReferenceMCTS
 from mcts.search import DEFAULT_VCF_NODES
 from mcts.threats import VcfSolver
 from mcts.vct import VctSolver
-from tests.fakes import HashEvaluator
-
-
-class ConstantEvaluator:
-    """Uniform priors, and a fixed value for the player to move (to check the sign convention)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def evaluate_batch(self, planes, legal):
-        return legal / legal.sum(1, keepdims=True), np.full(len(planes), self.value)
+from tests.fakes import ConstantEvaluator, HashEvaluator
 
 
 def search(board, evaluator=None, n=200, **kwargs):

@@ -13,7 +13,8 @@ from gomoku.players.search import AlphaZeroPlayer
 from mcts import BatchedMCTS, SearchConfig
 from mcts.geometry import Geometry
 from mcts.rules import FreestyleRules
-from tests.fakes import HashEvaluator
+from tests.boards import random_midgame
+from tests.fakes import ConstantEvaluator, HashEvaluator
 
 DEADLOCK_GUARD_S = 30  # only bounds a broken pipeline's wait; a working one never waits this long
 
@@ -22,21 +23,6 @@ def pipelined(evaluator, board, n=300, leaves=8, **kwargs):
     config = SearchConfig(n_playout=n, leaves_per_step=leaves, pipeline=True, **kwargs)
     mcts = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row, config)
     return mcts, mcts.search([board])[0]
-
-
-def seeded_positions(width, height, n_in_row, count, seed):
-    """``count`` positions of random games on that board (game not over), of 0 to 12 stones."""
-    rng = np.random.default_rng(seed)
-    positions = []
-    while len(positions) < count:
-        board = Board(width, height, n_in_row)
-        for move in rng.permutation(width * height)[: rng.integers(0, 13)].tolist():
-            board.do_move(move)
-            if board.game_end()[0]:
-                break
-        else:
-            positions.append(board)
-    return positions
 
 
 @pytest.mark.parametrize("rules", [{}, {"forced_moves": True, "vcf": True}])
@@ -49,7 +35,7 @@ def test_every_playout_counted_once_and_every_leaf_expanded_once(rules, monkeypa
         finish(self, batch, priors, values)
 
     monkeypatch.setattr(BatchedMCTS, "_finish", counting_finish)
-    for board in seeded_positions(5, 5, 4, 12, seed=7):  # a small board: the descents collide
+    for board in (random_midgame(seed, seed % 13, 5, 5, 4) for seed in range(12)):  # small: descents collide
         evaluator = HashEvaluator()
         mcts, result = pipelined(evaluator, board, n=300, **rules)
         nodes = int(mcts.n_nodes[0])
@@ -65,7 +51,7 @@ def test_every_playout_counted_once_and_every_leaf_expanded_once(rules, monkeypa
 
 
 def test_no_virtual_loss_is_left():
-    mcts, _ = pipelined(Zero(), Board(), n=400)  # no line can be made this shallow: every value is 0
+    mcts, _ = pipelined(ConstantEvaluator(0.0), Board(), n=400)  # no line can be made this shallow: every value is 0
     edges = mcts.value_sum[0, : int(mcts.n_nodes[0])]
     assert np.all(edges[edges > -1e8] == 0.0)
 
@@ -127,23 +113,9 @@ def test_the_player_pipelines_only_with_several_leaves():
     assert player.get_action(board) == 36
 
 
-class Zero:
-    """Uniform priors and value 0: every value sum stays 0 unless a virtual loss is left over.
-    ``fail_at``: the call that raises."""
-
-    def __init__(self, fail_at=None):
-        self.calls, self.fail_at = 0, fail_at
-
-    def evaluate_batch(self, planes, legal):
-        self.calls += 1
-        if self.calls == self.fail_at:
-            raise RuntimeError("the net failed")
-        return legal / legal.sum(1, keepdims=True), np.zeros(len(planes))
-
-
 @pytest.mark.parametrize("pipeline", [False, True])
 def test_a_failed_search_leaves_no_half_done_tree(pipeline):
-    evaluator = Zero(fail_at=3)
+    evaluator = ConstantEvaluator(0.0, fail_at=3)
     mcts = BatchedMCTS(evaluator, 9, 9, 5, SearchConfig(n_playout=200, leaves_per_step=8, pipeline=pipeline))
     with pytest.raises(RuntimeError, match="the net failed"):
         mcts.search([Board()])
@@ -158,7 +130,7 @@ def test_an_error_while_gathering_waits_for_the_evaluation_in_flight():
     evaluator still runs: the caller could call it again, from two threads at once."""
     running = []
 
-    class Slow(Zero):
+    class Slow(ConstantEvaluator):
         def evaluate_batch(self, planes, legal):
             running.append(True)
             if self.calls == 2:
@@ -177,7 +149,7 @@ def test_an_error_while_gathering_waits_for_the_evaluation_in_flight():
             return super().moves_to_search(*args, **kwargs)
 
     config = SearchConfig(n_playout=200, leaves_per_step=8, pipeline=True)
-    mcts = BatchedMCTS(Slow(), 9, 9, 5, config, rules=FailingRules(Geometry(9, 9, 5), config))
+    mcts = BatchedMCTS(Slow(0.0), 9, 9, 5, config, rules=FailingRules(Geometry(9, 9, 5), config))
     with pytest.raises(RuntimeError, match="the rules failed"):
         mcts.search([Board()])
     assert running == []
