@@ -135,11 +135,11 @@ def web_model(args: argparse.Namespace) -> Path:
 
     if args.model is not None or args.size is None:
         return args.model or default_model()
-    for path in sized_default(default_model(), args.size):
+    candidates = sized_default(default_model(), args.size)
+    for path in candidates:
         if path.is_file():
             return path
-    raise ExportError(f"no model for a {args.size}x{args.size} board at {sized_default(default_model(), args.size)[0]}: "
-                      "give --model")
+    raise ExportError(f"no model for a {args.size}x{args.size} board at {candidates[0]}: give --model")
 
 
 def default_model() -> Path:
