@@ -26,9 +26,9 @@ def position(xs, os_, width=9, height=9, n_in_row=5, start_player=1) -> Board:
     return board
 
 
-def random_midgame(seed: int, moves: int, width=9, height=9, n_in_row=5) -> Board:
+def random_midgame(seed: int | np.random.Generator, moves: int, width=9, height=9, n_in_row=5) -> Board:
     """The position after up to ``moves`` seeded random moves, the game not over (it stops one
-    move short of a line)."""
+    move short of a line). ``seed``: a seed, or a generator to draw from (and advance)."""
     rng = np.random.default_rng(seed)
     board = Board(width, height, n_in_row)
     while len(board.moves) < moves:

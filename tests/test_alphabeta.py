@@ -11,19 +11,9 @@ from gomoku.players.classical import _cells
 from mcts.geometry import Geometry
 from mcts.threats import MIN_N_IN_ROW, VcfSolver
 from mcts.vct import VctSolver
-from boards import at, position
+from boards import at, position, random_midgame
 
 BIG_BUDGET = 10**6
-
-
-def random_position(rng: np.random.Generator, stones: int, width: int, height: int, n_in_row: int) -> Board:
-    board = Board(width, height, n_in_row)
-    while len(board.moves) < stones:
-        board.do_move(int(rng.choice(board.availables)))
-        if board.game_end()[0]:
-            board.undo_move()
-            break
-    return board
 
 
 def vcf(board: Board, attacker: int) -> bool:
@@ -111,7 +101,7 @@ def test_makes_an_open_four(depth):
 def test_plays_the_centre_first_and_leaves_the_board_alone():
     board = Board()
     assert AlphaBetaPlayer(3).get_action(board) == 40
-    board = random_position(np.random.default_rng(3), 14, 9, 9, 5)
+    board = random_midgame(np.random.default_rng(3), 14, 9, 9, 5)
     before = (list(board.moves), board.current_state().tobytes())
     assert AlphaBetaPlayer(2).get_action(board) in board.availables
     assert (list(board.moves), board.current_state().tobytes()) == before
@@ -126,7 +116,7 @@ def state(search: _Search):
 def test_incremental_shapes_match_a_fresh_count(seed):
     """Moves played and taken back keep the window counts, shapes and pattern sums of a recount."""
     rng = np.random.default_rng(seed)
-    board = random_position(rng, 6, 9, 9, 5)
+    board = random_midgame(rng, 6, 9, 9, 5)
     search = _Search(board, BIG_BUDGET)
     for _ in range(30):
         if search.board.moves and (search.board.game_end()[0] or rng.random() < 0.4):
@@ -140,7 +130,7 @@ def test_incremental_shapes_match_a_fresh_count(seed):
 def test_alpha_beta_agrees_with_plain_negamax(seed):
     """The same best value and the same set of best root moves with and without pruning."""
     rng = np.random.default_rng(seed)
-    board = random_position(rng, int(rng.integers(3, 10)), 7, 7, 4)
+    board = random_midgame(rng, int(rng.integers(3, 10)), 7, 7, 4)
     for depth in (1, 2, 3):
         pruned, plain = _Search(board, BIG_BUDGET), _Search(board, BIG_BUDGET, prune=False)
         moves = pruned.ordered_moves(board.current_player, 8)
@@ -172,7 +162,7 @@ def game_value(board: Board, memo: dict) -> int:
 def test_a_full_depth_search_knows_the_game_value(seed):
     """To the end of the game (every empty point a candidate), the value's sign is the brute force's."""
     rng = np.random.default_rng(100 + seed)
-    board = random_position(rng, 9, 4, 4, 3)
+    board = random_midgame(rng, 9, 4, 4, 3)
     empties = len(board.availables)
     search = _Search(board, BIG_BUDGET)
     value = search.negamax(empties, -search.infinity, search.infinity, 0)
@@ -180,7 +170,7 @@ def test_a_full_depth_search_knows_the_game_value(seed):
 
 
 def test_the_node_budget_bounds_every_depth():
-    board = random_position(np.random.default_rng(7), 16, 9, 9, 5)
+    board = random_midgame(np.random.default_rng(7), 16, 9, 9, 5)
     player = AlphaBetaPlayer(50, max_nodes=2000)
     assert player.get_action(board) in board.availables
     assert 1 <= player.last_depth < 50 and player.out_of_nodes
