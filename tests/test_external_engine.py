@@ -73,6 +73,8 @@ FAKE = textwrap.dedent("""\
                 taken.add((x, y))
         elif word == "START":
             size = int(line.split()[1]); taken.clear()
+            while MODE == "slowstart" and not os.path.exists(LOG + ".go"):  # loading, until told
+                time.sleep(0.01)
             answer("OK - everything is good" if MODE == "verboseok" else "OK")
         elif word == "RESTART":
             taken.clear()
@@ -183,6 +185,11 @@ def test_a_misbehaving_engine_forfeits(tmp_path, players, mode, reason):
     assert len(result.records[0].moves) == 4  # its two good moves and the random player's two
     if mode == "crash":
         assert "exit code 3" in forfeit.detail
+    if mode in ("silent", "garbage"):  # the TURN's point named as on the board too
+        board = Board.from_moves(result.records[0].moves)
+        last = board.last_move
+        said = f"TURN {last % board.width},{last // board.width} ({format_point(board, last)})"
+        assert f"to {said}" in forfeit.detail, forfeit.detail
     if mode == "occupied":  # the point named as on the board too, not only in protocol coordinates
         match = re.fullmatch(r"played (\d+),(\d+) \(([A-Z]\d+)\), an occupied point", forfeit.detail)
         board = Board.from_moves(result.records[0].moves)
@@ -193,6 +200,25 @@ def test_a_misbehaving_engine_forfeits(tmp_path, players, mode, reason):
     assert result.to_dict()["forfeits"][0]["game"] == 1  # numbered as in the table and --games-out
     # The next game starts a fresh process, which misbehaves again at its third move.
     assert [r.forfeit.reason for r in result.records if r.forfeit] == [reason, reason]
+
+
+def test_an_engine_is_starting_until_it_answers_start(tmp_path, players):
+    """``starting`` (the window's "Starting the engine") holds while START waits for its answer."""
+    import threading
+
+    script, log = fake_engine(tmp_path, "slowstart")
+    engine = players(str(script), 300)
+    moves = []
+    asking = threading.Thread(target=lambda: moves.append(engine.get_action(Board())))
+    assert not engine.starting
+    asking.start()
+    deadline = time.monotonic() + 30
+    while not engine.starting and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.starting and asking.is_alive() and not moves
+    Path(str(log) + ".go").write_text("")
+    asking.join(30)
+    assert moves == [0] and not engine.starting
 
 
 def test_an_engine_that_cannot_start_forfeits(tmp_path, players):

@@ -331,6 +331,34 @@ def test_an_engine_that_forfeits_is_told_in_words_and_ends_with_the_window(make_
     assert closed == [True]
 
 
+def test_an_engine_still_starting_is_said_so(make_app):
+    """An external engine that has not answered START yet: "Starting the engine", not "AI
+    thinking" (an engine that never answers keeps it until its START timeout)."""
+    import threading
+
+    go = threading.Event()
+
+    class Starting(Player):
+        name = "pbrain:engine"
+
+        def get_action(self, board):
+            self.starting = True  # as PbrainPlayer while it waits for START's answer
+            go.wait(30)
+            self.starting = False
+            return next(move for move in range(board.size) if not board.stone(move))
+
+    app = make_app(Starting())
+    click(app, E5)
+    wait_thinking(app)
+    deadline = time.monotonic() + 30
+    while not app.ai.starting and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert app.status_text().startswith("Starting the engine... ") and "60 s to answer" in app.status_text()
+    go.set()
+    assert app.run_until_idle(5)
+    assert len(app.board.moves) == 2 and app.status_text().startswith("Your move")
+
+
 def test_an_ai_that_fails_does_not_take_the_window_down(make_app):
     class Broken(Player):
         name = "broken"

@@ -237,8 +237,12 @@ class PbrainPlayer(Player):
     def _setup(self, command: str) -> str:
         """Send ``command`` (START, RECTSTART, RESTART) and return its answer, read within ``start_timeout``."""
         since = time.monotonic()
-        self._send(command)
-        answer = self._read(self.start_timeout, since)
+        self.starting = True
+        try:
+            self._send(command)
+            answer = self._read(self.start_timeout, since)
+        finally:
+            self.starting = False
         if answer is None:
             raise Forfeit(ForfeitReason.SILENT, f"no answer to {command.split()[0]} within {self.start_timeout:g} s")
         return answer
@@ -265,12 +269,14 @@ class PbrainPlayer(Player):
         (after a SUGGEST, PLAY and its answer) within the turn time of the command."""
         self.last_playouts = None
         lines = self._command(board)
+        # the command as the messages name it: a TURN's point also as the board names it
+        command = f"{lines[0]} ({format_point(board, board.last_move)})" if lines[0].startswith("TURN") else lines[0]
         started = time.monotonic()
         self._send(*lines)
-        answer = self._answer(lines[0], started, started)
+        answer = self._answer(command, started, started)
         suggested = _SUGGEST.fullmatch(answer)
         if suggested:
-            answer = self._play(board, suggested.group(1), answer, lines[0], started)
+            answer = self._play(board, suggested.group(1), answer, command, started)
         elapsed = self.arrived - started  # when the line came, not when this thread woke up
         self.last_answer_seconds = elapsed
         self.slowest_answer = max(self.slowest_answer, elapsed)
@@ -279,18 +285,19 @@ class PbrainPlayer(Player):
         if elapsed > turn + self.late_grace:
             raise Forfeit(ForfeitReason.LATE, f"answered {answer!r} after {elapsed * 1000:.0f} ms "
                                               f"(turn time {self.turn_ms} ms)")
-        return self._move(board, answer, lines[0])
+        return self._move(board, answer, command)
 
     def _play(self, board: Board, point: str, answer: str, command: str, started: float) -> str:
         """``PLAY point`` for the answer ``SUGGEST point`` to ``command`` (the engine leaves the move
         to the manager), in the turn that began at ``started``; the engine's answer, that point."""
-        point = _format(board, self._move(board, answer, command, point))
+        move = self._move(board, answer, command, point)
+        point = _format(board, move)
         sent = time.monotonic()
         self._send(f"PLAY {point}")
         played = self._answer("PLAY", started, sent)
         match = _MOVE.fullmatch(played)
         if not match or f"{match.group(1)},{match.group(2)}" != point:
-            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {played!r} to PLAY {point}")
+            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {played!r} to PLAY {point} ({format_point(board, move)})")
         return played
 
     def _answer(self, command: str, started: float, sent: float) -> str:

@@ -350,7 +350,8 @@ class PlayApp:
     # -------------------------------------------------------------------------- what is shown
     def _thinking(self) -> Thinking | None:
         job = self.thinker.job
-        return None if job is None else Thinking(job.moves, job.elapsed(), job.live(), job.target_playouts())
+        return None if job is None else Thinking(job.moves, job.elapsed(), job.live(), job.target_playouts(),
+                                                 starting=self.ai.starting)
 
     def scene(self) -> Scene:
         """What the next frame is made from, gathered now (``frame.build_frame`` makes the frame)."""
