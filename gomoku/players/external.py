@@ -270,7 +270,7 @@ class PbrainPlayer(Player):
         self.last_playouts = None
         lines = self._command(board)
         # the command as the messages name it: a TURN's point also as the board names it
-        command = f"{lines[0]} ({format_point(board, board.last_move)})" if lines[0].startswith("TURN") else lines[0]
+        command = f"TURN {_named(board, board.last_move)}" if lines[0].startswith("TURN") else lines[0]
         started = time.monotonic()
         self._send(*lines)
         answer = self._answer(command, started, started)
@@ -297,7 +297,7 @@ class PbrainPlayer(Player):
         played = self._answer("PLAY", started, sent)
         match = _MOVE.fullmatch(played)
         if not match or f"{match.group(1)},{match.group(2)}" != point:
-            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {played!r} to PLAY {point} ({format_point(board, move)})")
+            raise Forfeit(ForfeitReason.ILLEGAL, f"answered {played!r} to PLAY {_named(board, move)}")
         return played
 
     def _answer(self, command: str, started: float, sent: float) -> str:
@@ -323,7 +323,7 @@ class PbrainPlayer(Player):
             raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y}, off the {board.width}x{board.height} board")
         move = y * board.width + x
         if board.stone(move) != EMPTY:
-            raise Forfeit(ForfeitReason.ILLEGAL, f"played {x},{y} ({format_point(board, move)}), an occupied point")
+            raise Forfeit(ForfeitReason.ILLEGAL, f"played {_named(board, move)}, an occupied point")
         return move
 
 
@@ -331,6 +331,11 @@ def _first_word(answer: str) -> str:
     """An answer's first word, upper case ("OK - everything is good", the protocol's own example
     answer to START, is OK). Answers are never empty: ``_read`` skips empty lines."""
     return answer.split(maxsplit=1)[0].upper()
+
+
+def _named(board: Board, move: int) -> str:
+    """``move`` for a message: as the protocol writes it and as the board names it ("4,4 (E5)")."""
+    return f"{_format(board, move)} ({format_point(board, move)})"
 
 
 def _format(board: Board, move: int) -> str:
