@@ -57,6 +57,8 @@ def temp_target(name: str) -> str | None:
     is not such a temp file's."""
     match = _TEMP_NAME.fullmatch(name)
     return match["target"] if match else None
+
+
 DEFERRED_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if s)
 
 

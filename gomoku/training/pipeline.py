@@ -55,6 +55,8 @@ BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardSt
 LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 CONFIG = "config.yaml"
 RUN_FILES = (CHECKPOINT, METRICS, CONFIG, LEGACY_BUFFER, *MODEL_FILES)  # and NAME.pending-N of the models
+
+
 class StopLimit(enum.Enum):
     """The limit that ended a ``run`` (``TrainPipeline.stopped_by``)."""
 
