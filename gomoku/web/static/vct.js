@@ -34,11 +34,20 @@
     return { pn, dn, replies, children: null, moves: [] };
   }
 
-  /** The first of `nodes` with the least `field` (Python's min with a key). */
-  function least(nodes, field) {
-    let best = nodes[0];
-    for (const node of nodes) if (node[field] < best[field]) best = node;
-    return best;
+  /**
+   * The index of the child a most-proving descent chooses by `field` (the first of the smallest), and
+   * the limit below which that number keeps it chosen: under every earlier one, at most every later
+   * one (mcts/vct.py's _choice).
+   */
+  function choice(nodes, field) {
+    let index = 0;
+    nodes.forEach((node, i) => { if (node[field] < nodes[index][field]) index = i; });
+    let limit = INFINITE + 1;
+    nodes.forEach((node, i) => {
+      if (i < index) limit = Math.min(limit, node[field]);
+      else if (i > index) limit = Math.min(limit, node[field] + 1);
+    });
+    return [index, limit];
   }
 
   /**
@@ -132,47 +141,51 @@
 
     /**
      * Proof-number search from `root` (the loaded position, attacker to move) until it is proved or
-     * disproved: descend to a most-proving node, expand it, and update the numbers on the way back up
-     * only as far as they change; the next descent goes on from where they stopped changing. On the
-     * way down a node out of date (a shared child changed under another parent) is updated, and the
-     * numbers go back up from there instead (VctSolver._prove).
+     * disproved, in the order of the best-first search but without going back to the root each
+     * time: each node on the path carries the limits of its numbers within which the descent from
+     * the root would choose it again (df-pn's thresholds), and the search stays below it while they
+     * hold; a node is brought up to date from its children each time it is reached
+     * (VctSolver._prove).
      */
     _prove(root) {
       const attacker = this.attacker, defender = 3 - attacker;
       const path = [root], moves = [-1];  // the nodes from the root down, and the moves to them
+      const limits = [[INFINITE, INFINITE]];  // each path node's: stay below it while pn, dn are under
       try {
-        while (root.pn && root.dn) {
-          let node = path[path.length - 1];
-          let before = [node.pn, node.dn];
-          let expand = true;
-          while (node.children !== null) {
-            updateNumbers(node, path.length % 2 === 1);
-            if (node.pn !== before[0] || node.dn !== before[1] || !(node.pn && node.dn)) {
-              expand = false;  // out of date: update the ancestors first
-              break;
-            }
-            const orNode = path.length % 2 === 1;  // an OR node: the child easiest to prove
-            const child = least(node.children, orNode ? "pn" : "dn");
-            const move = node.moves[node.children.indexOf(child)];
-            this._place(move, orNode ? attacker : defender);
-            node = child;
-            path.push(node);
-            moves.push(move);
-            before = [node.pn, node.dn];
-          }
-          if (expand) {
-            if (path.length % 2) this._expandOr(node);
+        for (;;) {
+          const node = path[path.length - 1], depth = path.length - 1;
+          const orNode = depth % 2 === 0;
+          if (node.children === null) {
+            if (orNode) this._expandOr(node);
             else this._expandAnd(node);
           }
-          for (;;) {
-            const depth = path.length - 1;
-            node = path[depth];
-            updateNumbers(node, depth % 2 === 0);
-            if (depth === 0 || (node.pn === before[0] && node.dn === before[1])) break;
+          updateNumbers(node, orNode);
+          const [pnLimit, dnLimit] = limits[limits.length - 1];
+          if (node.pn && node.dn && node.pn < pnLimit && node.dn < dnLimit) {
+            const children = node.children;
+            let index;
+            if (orNode) {  // the child easiest to prove; the others' disproof numbers add up
+              let chosenLimit;
+              [index, chosenLimit] = choice(children, "pn");
+              let rest = 0;
+              children.forEach((child, i) => { if (i !== index) rest += child.dn; });
+              limits.push([Math.min(pnLimit, chosenLimit), dnLimit === INFINITE ? INFINITE : dnLimit - rest]);
+            } else {
+              let chosenLimit;
+              [index, chosenLimit] = choice(children, "dn");
+              let rest = 0;
+              children.forEach((child, i) => { if (i !== index) rest += child.pn; });
+              limits.push([pnLimit === INFINITE ? INFINITE : pnLimit - rest, Math.min(dnLimit, chosenLimit)]);
+            }
+            this._place(node.moves[index], orNode ? attacker : defender);
+            path.push(children[index]);
+            moves.push(node.moves[index]);
+          } else if (depth === 0) {
+            return;  // solved
+          } else {  // back up: the parent is brought up to date and chooses again
             path.pop();
-            this._remove(moves.pop(), depth % 2 === 0 ? defender : attacker);
-            const parent = path[path.length - 1];
-            before = [parent.pn, parent.dn];
+            limits.pop();
+            this._remove(moves.pop(), orNode ? defender : attacker);
           }
         }
       } finally {
