@@ -215,14 +215,13 @@ class VctSolver(ThreatBoard):
             return
         fives = self._four_moves()
         threes = {p: points for p, points in fives.items() if len(points) > 1}
-        if blocks:
-            candidates = sorted(blocks)
-        else:
-            candidates = set(fives)
-            cells = self.cells
-            for w in sets[_ATTACKER_TWO]:
-                candidates.update(p for p in self.windows[w] if not cells[p])
-            candidates = sorted(candidates)
+        pairs: dict[int, list[tuple[int, int]]] = {}  # a point: the other two empties of each two through it
+        cells, windows = self.cells, self.windows
+        for w in sets[_ATTACKER_TWO]:
+            first, second, third = [p for p in windows[w] if not cells[p]]
+            for point, others in ((first, (second, third)), (second, (first, third)), (third, (first, second))):
+                pairs.setdefault(point, []).append(others)
+        candidates = sorted(blocks) if blocks else sorted(fives.keys() | pairs.keys())
         children = []
         table, keys, key = self._table, self._keys[self.attacker], self.key
         for move in candidates:
@@ -230,7 +229,7 @@ class VctSolver(ThreatBoard):
             child = table.get(child_key)
             if child is None:
                 self._tick()
-                threat = self._judge(move, fives, threes)
+                threat = self._judge(move, fives, threes, pairs.get(move, ()))
                 if threat is None:
                     continue
                 child = table[child_key] = _Node(len(threat.replies), 1, threat.replies)
@@ -278,26 +277,25 @@ class VctSolver(ThreatBoard):
             return False  # no threat to make
         return None
 
-    def _judge(self, move: int, fives: dict[int, set[int]], threes: dict[int, set[int]]) -> _Threat | None:
+    def _judge(self, move: int, fives: dict[int, set[int]], threes: dict[int, set[int]],
+               pairs: list[tuple[int, int]]) -> _Threat | None:
         """The attacker's stone at ``move``, judged without placing it: a threat (with the replies
-        to search), or None. The attacker has no four; ``fives`` is its ``_four_moves`` and
-        ``threes`` the three points among them (two five points or more). The stone makes a four
-        from each of the attacker's threes it fills (the five points ``fives[move]``) and a three
-        from each of its twos it fills; no other window of the attacker's changes."""
+        to search), or None. The attacker has no four; ``fives`` is its ``_four_moves``,
+        ``threes`` the three points among them (two five points or more) and ``pairs`` the other
+        two empty points of each of its twos through ``move``. The stone makes a four from each
+        of the attacker's threes it fills (the five points ``fives[move]``) and a three from each
+        of its twos it fills; no other window of the attacker's changes."""
         made = fives.get(move)
         if made:  # a four (one five point: the reply is forced) or a double (the attack wins)
             return _Threat(move, [] if len(made) > 1 else list(made))
         three_points = dict(threes)
-        code, table, cells = self.code, self._class, self.cells
-        for w in self.through[move]:
-            if table[code[w]] == _ATTACKER_TWO:  # with the stone, a three: its two other empties
-                first, second = [p for p in self.windows[w] if not cells[p] and p != move]
-                for point, other in ((first, second), (second, first)):
-                    points = three_points.get(point) or fives.get(point)
-                    if points is None:
-                        three_points[point] = {other}
-                    elif other not in points:
-                        three_points[point] = points | {other}
+        for first, second in pairs:  # with the stone, each two is a three: its two empties are five points
+            for point, other in ((first, second), (second, first)):
+                points = three_points.get(point) or fives.get(point)
+                if points is None:
+                    three_points[point] = {other}
+                elif other not in points:
+                    three_points[point] = points | {other}
         three_points = {p: points for p, points in three_points.items() if len(points) > 1}
         if not three_points:
             return None
