@@ -36,7 +36,7 @@ nodes (won), no threat to make (lost). The search expands the nodes in the order
 best-first search (from the root down to a most-proving node, expand it, numbers back up), but
 stays below a node while the descent from the root would choose it again (df-pn's thresholds,
 computed exactly, ties included): the same nodes, node for node, with far fewer stones placed
-and taken back on the way (1.3x faster on 269 positions of real games, up to 1.8x on one).
+and taken back on the way (1.25x faster on 269 positions of real games, 1.8x on one).
 
 Transpositions: the same position comes by many move orders (threats on different lines commute),
 so the tree is a DAG. Every node is kept in a table under the Zobrist key of the stones placed
