@@ -48,9 +48,10 @@ shared node once per path; they are capped just below INFINITE, so a large sum n
 solved. Measured against the same search as a tree: the same answers, a long VCT proved in 8x
 fewer nodes (docs/threats.md).
 Nodes: every attacking move judged and every defender's reply made into a node (a link to a node
-in the table costs none); the VCF checks' nodes count too. The state (windows, their classes, the key) is the incremental bookkeeping of
-``mcts.threats.ThreatBoard``, which also tracks the attacker's twos (where a three can start)
-and the defender's threes (where a counter-four can start).
+in the table costs none); the VCF checks' nodes count too. The state (windows, their classes, the
+key) is the incremental bookkeeping of ``mcts.threats.ThreatBoard``, which also tracks the
+attacker's twos (where a three can start) and the defender's threes (where a counter-four can
+start).
 """
 
 from __future__ import annotations
@@ -215,7 +216,7 @@ class VctSolver(ThreatBoard):
             return
         fives = self._four_moves()
         threes = {p: points for p, points in fives.items() if len(points) > 1}
-        pairs: dict[int, list[tuple[int, int]]] = {}  # a point: the other two empties of each two through it
+        pairs: dict[int, list[tuple[int, int]]] = {}  # a point: the other two empties of each two
         cells, windows = self.cells, self.windows
         for w in sets[_ATTACKER_TWO]:
             first, second, third = [p for p in windows[w] if not cells[p]]
