@@ -358,6 +358,18 @@ def test_the_final_check_runs_smaller_when_the_threat_is_not_settled():
     assert player.last_result.refuted == (g6,)
 
 
+def test_a_threat_solve_stopped_by_the_clock_counts_as_unsettled():
+    # White to move at move 26 (above): Black's VCT takes 9,111 nodes. A solve that the clock
+    # stops at its first node is unsettled, so the candidates are still checked, at the smaller
+    # budget; an empty board is proved free of threats before any node, and needs no check.
+    board = board_after(GAME_G6, 25)
+    player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
+    assert player.final_check_nodes(board, None) == CHECK_NODES
+    assert player.final_check_nodes(board, lambda: True) == CHECK_NODES // UNSETTLED_CHECK_DIVISOR
+    assert player.final_check_nodes(Board(), lambda: True) == 0
+    assert AlphaZeroPlayer(UniformEvaluator(), n_playout=20, check_nodes=0).final_check_nodes(board, lambda: True) == 0
+
+
 def test_the_final_check_never_passes_over_a_win():
     # White (O) to move completes five at (8, 4); Black would have a VCT (the double three at
     # (4, 5)) were it its move, so the final check runs, and keeps the winning move.

@@ -28,7 +28,7 @@ PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/t
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
 # first after which it has none is played. When that solve runs out of budget, the candidates are
 # still tried, at CHECK_NODES // UNSETTLED_CHECK_DIVISOR each: a move can make the opponent's VCT
-# short enough to find (docs/threats.md).
+# short enough to find (docs/threats.md); so they are when the clock stops that solve.
 # Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
 # first half of it at most), and when the final check fires the search leaves that share to the
 # candidates' checks.
@@ -337,9 +337,10 @@ class AlphaZeroPlayer(SearchPlayer):
         ``check_nodes`` a candidate; out of budget: at ``check_nodes // UNSETTLED_CHECK_DIVISOR``
         (a move may leave it a VCT short enough to find); proved none: no check (0), as a stone
         never gives the opponent a VCT. The root's rules stop only VCTs found within ``vct_nodes``.
-        Under a clock ``stop`` ends the solve (no check)."""
+        A solve that ``stop`` ends (under a clock: past its share of the time) is unsettled too:
+        a threat that takes long to prove may still have a short refutation of the move played."""
         status = self._check_solve(stop, lambda solver, cells: solver.solve(cells, other(board.current_player)).status,
-                                   board, ThreatStatus.NO_WIN)
+                                   board, ThreatStatus.NO_WIN, stopped=ThreatStatus.UNKNOWN)
         if status is ThreatStatus.WIN:
             return self.check_nodes
         if status is ThreatStatus.UNKNOWN:
@@ -373,10 +374,10 @@ class AlphaZeroPlayer(SearchPlayer):
             result.refuted = tuple(lost)
             log.debug("%s: the final check passes over %s", self.name, result.refuted)
 
-    def _check_solve(self, stop, solve, board: Board, none):
+    def _check_solve(self, stop, solve, board: Board, none, stopped=None):
         """``solve(solver, cells)`` with the deep checks' solver for this board, stopped by
         ``stop``; ``none`` is the answer when the checks are off (``check_nodes`` 0, or a rule
-        shorter than ``MIN_N_IN_ROW``) or stopped."""
+        shorter than ``MIN_N_IN_ROW``), ``stopped`` when ``stop`` ended the solve (None: ``none``)."""
         if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
             return none
         shape = (board.width, board.height, board.n_in_row)
@@ -386,7 +387,7 @@ class AlphaZeroPlayer(SearchPlayer):
         try:
             return solve(self._checker, _cells(board))
         except Interrupted:
-            return none
+            return none if stopped is None else stopped
         finally:
             self._checker.stop = None
 
