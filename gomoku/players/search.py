@@ -28,7 +28,7 @@ PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/t
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
 # first after which it has none is played. When that solve runs out of budget, the candidates are
 # still tried, at CHECK_NODES // UNSETTLED_CHECK_DIVISOR each: a move can make the opponent's VCT
-# short enough to find (docs/threats.md); so they are when the clock stops that solve.
+# short enough to find (docs/threats.md); likewise when the clock stops that solve.
 # Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
 # first half of it at most), and when the final check fires the search leaves that share to the
 # candidates' checks.
