@@ -22,6 +22,7 @@ from gomoku.ui.layout import BASE_SIZE  # noqa: E402
 from gomoku.ui.session import WHITE, Author  # noqa: E402
 from gomoku.game.board import Board  # noqa: E402
 from gomoku.players import Player, parse_point  # noqa: E402
+from gomoku.players.external import START_TIMEOUT  # noqa: E402
 from tests.fakes import load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -342,9 +343,9 @@ def test_an_engine_still_starting_is_said_so(make_app):
         name = "pbrain:engine"
 
         def get_action(self, board):
-            self.starting = True  # as PbrainPlayer while it waits for START's answer
+            self.starting = START_TIMEOUT  # as PbrainPlayer while it waits for START's answer
             go.wait(30)
-            self.starting = False
+            self.starting = None
             return next(move for move in range(board.size) if not board.stone(move))
 
     app = make_app(Starting())

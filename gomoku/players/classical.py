@@ -43,7 +43,7 @@ class Player:
     """Base class. Subclasses set ``name`` and implement ``get_action``."""
 
     name: str = "player"
-    starting: bool = False  # an engine process still starting (its START unanswered): the window says so
+    starting: float | None = None  # an engine process still starting: the seconds it has to answer START
 
     def get_action(self, board: Board) -> int:
         """The move to play on ``board`` (which must not be changed)."""

@@ -237,12 +237,12 @@ class PbrainPlayer(Player):
     def _setup(self, command: str) -> str:
         """Send ``command`` (START, RECTSTART, RESTART) and return its answer, read within ``start_timeout``."""
         since = time.monotonic()
-        self.starting = True
+        self.starting = self.start_timeout
         try:
             self._send(command)
             answer = self._read(self.start_timeout, since)
         finally:
-            self.starting = False
+            self.starting = None
         if answer is None:
             raise Forfeit(ForfeitReason.SILENT, f"no answer to {command.split()[0]} within {self.start_timeout:g} s")
         return answer

@@ -11,7 +11,6 @@ from enum import Enum
 from typing import Mapping
 
 from gomoku.game.board import DRAW, EMPTY, Board
-from gomoku.players.external import START_TIMEOUT
 from gomoku.ui.ai import NO_MOVE, Analysis, SearchState, describe_spec, percent, short_spec
 from gomoku.ui.session import COLOUR_NAMES, Author, Session
 
@@ -72,7 +71,7 @@ class Thinking:
     seconds: float  # since it started
     live: Analysis | None  # its analysis so far (None before its first round)
     target: int | None  # the playouts it will make (None when it has no such count)
-    starting: bool = False  # an engine process that has not answered START yet (pbrain:)
+    starting: float | None = None  # an engine process that has not answered START yet: the seconds it has
 
 
 @dataclass(frozen=True)
@@ -109,8 +108,8 @@ def status_text(scene: Scene) -> str:
     if thinking is not None:
         live, target = thinking.live, thinking.target
         done = "" if live is None else f" ({live.playouts}" + (f"/{target}" if target else "") + " playouts)"
-        if thinking.starting:
-            text = f"Starting the engine... {thinking.seconds:.1f} s (it has {START_TIMEOUT:g} s to answer)"
+        if thinking.starting is not None:
+            text = f"Starting the engine... {thinking.seconds:.1f} s (it has {thinking.starting:g} s to answer)"
         else:
             text = f"AI thinking... {thinking.seconds:.1f} s{done}"
         return f"{text}  |  {flash}" if flash is not None else text
