@@ -384,7 +384,7 @@ def test_the_final_check_never_passes_over_a_win():
 def test_a_deep_vct_of_its_own_is_played_without_a_search():
     # Black to move after White's B4 (move 8) has a VCT the root's rules (1,000 nodes) do not
     # find: the solver needs 9,637 nodes (37,462 before it linked transpositions). The first check
-    # (100,000) finds and plays it.
+    # (CHECK_NODES) finds and plays it.
     board, cells = board_after(GAME_B4, 8), cells_after(GAME_B4, 8)
     win = VctSolver(Geometry(9, 9, 5), CHECK_NODES).solve(cells, 1)
     assert win.win and not VctSolver(Geometry(9, 9, 5)).solve(cells, 1).win

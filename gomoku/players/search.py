@@ -32,7 +32,7 @@ PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/t
 # Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
 # first half of it at most), and when the final check fires the search leaves that share to the
 # candidates' checks.
-CHECK_NODES = 100_000
+CHECK_NODES = 400_000  # chosen by measurement: docs/threats.md, "The check's budget"
 CHECK_CANDIDATES = 8
 UNSETTLED_CHECK_DIVISOR = 4
 CHECK_TIME_SHARE = 0.25

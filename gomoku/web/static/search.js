@@ -383,7 +383,7 @@
   // check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the first after
   // which it has none is played. When that solve runs out of budget the candidates are still tried,
   // at CHECK_NODES / UNSETTLED_CHECK_DIVISOR nodes each. No clock here: the checks run to their budget.
-  const CHECK_NODES = 100000;
+  const CHECK_NODES = 400000;
   const CHECK_CANDIDATES = 8;
   const UNSETTLED_CHECK_DIVISOR = 4;
 
