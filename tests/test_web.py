@@ -453,7 +453,7 @@ def test_page_search_plays_a_vct_and_stops_the_opponents(site):
 # random second and fourth moves), searched one after the other by one player (the tree kept).
 FINAL_CHECK_GAME = [40, 37, 31, 42, 22, 49, 13, 4, 30, 50, 32, 33, 28, 29, 48, 24, 51]
 FINAL_CHECK_POSITIONS = [FINAL_CHECK_GAME[:9], FINAL_CHECK_GAME[:11], FINAL_CHECK_GAME]
-CHECK_NODES = 2000  # the deep checks' budget here (the player's is 400,000: slow in Python)
+CHECK_NODES = 2000  # the deep checks' budget here (the player's CHECK_NODES is far more: slow in Python)
 
 
 @needs_node
