@@ -383,10 +383,10 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt) if main_thread else None
     try:  # Ctrl-C may come at once, even while the browser is still being opened
         print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
-        if open_browser:
-            webbrowser.open(server.url)
+        if open_browser:  # on its own thread: a browser command may not return until its window closes
+            threading.Thread(target=webbrowser.open, args=(server.url,), name="open-browser", daemon=True).start()
         while True:
-            time.sleep(3600)
+            time.sleep(1)  # short naps: a Ctrl-C is taken within a second, whichever thread the OS gave it to
     except KeyboardInterrupt:
         print("stopped", flush=True)
     finally:
