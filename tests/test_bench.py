@@ -74,7 +74,8 @@ def test_selfplay_variants_play_the_given_config_with_each_layout(monkeypatch):
         "selfplay_positions_per_s": 1.0})
     figures = bench.bench_selfplay_variants(bench.BenchSettings(), log=lambda line: None,
                                             config_path="configs/smoke.yaml", overrides=["search.n_playout=7"])
-    layouts = {name: overrides for name, overrides in bench.SELFPLAY_VARIANTS.items()
+    every = {**bench.SELFPLAY_VARIANTS, **(bench.CUDA_SELFPLAY_VARIANTS if torch.cuda.is_available() else {})}
+    layouts = {name: overrides for name, overrides in every.items()
                if "selfplay.runtime=onnx" not in overrides or bench.onnx_available()}
     assert list(figures) == list(layouts) and len(played) == len(layouts)
     for config, overrides in zip(played, layouts.values()):

@@ -250,7 +250,8 @@ def test_no_temporary_files_survive_a_killed_process(exported, tmp_path):
     _, model_pt, _ = exported
     temp = tmp_path / "temp"
     temp.mkdir()
-    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(REPO_ROOT))
+    # No CUDA in there: on a GPU machine the az player's default is torch on CUDA, not onnxruntime.
+    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(REPO_ROOT), CUDA_VISIBLE_DEVICES="")
     process = subprocess.Popen([sys.executable, "-c", KILLED_LOADER, str(model_pt)], env=env, cwd=REPO_ROOT,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -326,7 +326,7 @@ def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs
     it plays at once); the default run directory was printed as a full path, the docs show runs/9x9."""
     from gomoku.training.actors import selfplay_description
 
-    config = load_config("configs/9x9.yaml", ["selfplay.workers=2", "selfplay.runtime=torch"])
+    config = load_config("configs/9x9.yaml", ["selfplay.workers=2", "selfplay.runtime=torch", "selfplay.device=cpu"])
     assert "2 worker processes, 16 games at once each, nets on cpu (torch)" == selfplay_description(config, "cpu")
     script = load_script("train")
     root = Path(script.ROOT)
