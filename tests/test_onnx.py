@@ -259,8 +259,12 @@ def test_no_temporary_files_survive_a_killed_process(exported, tmp_path):
     finally:
         process.kill()
         process.wait()
-    # onnxruntime itself keeps a 51-byte session id there (".ses", rewritten by each process)
-    assert sorted(path.name for path in temp.iterdir() if path.name != ONNXRUNTIME_SESSION_FILE) == []
+    # What our code would leave: tempfile's names (tmp..., or our gomoku-/gz prefixes) or a model file.
+    # Libraries keep files of their own there: onnxruntime a 51-byte session id (".ses", rewritten by
+    # each process), a GPU machine's CUDA stack a debug log (mat-debug-PID.log, seen on the lent H200).
+    left = sorted(path.name for path in temp.iterdir())
+    assert [name for name in left if name.startswith(("tmp", "gomoku", "gz")) or name.endswith((".onnx", ".pt"))] == []
+    assert set(left) <= {ONNXRUNTIME_SESSION_FILE} or torch.cuda.is_available(), left  # a CPU machine: nothing else
 
 
 def _one_line_error(capsys, usage: bool = False) -> str:
