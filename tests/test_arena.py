@@ -153,6 +153,21 @@ def test_score_and_interval():
     assert table.splitlines()[0] == "player: a" and "95% CI" in table.splitlines()[1]
 
 
+def test_repeated_games_are_counted_and_shown():
+    """Two players without randomness play the same game each time they keep their colours: 4 games,
+    2 distinct ones, which the row and the JSON say; random players' 4 games are 4, and no note."""
+    from gomoku.players import make_player
+
+    same = play_match(make_player("ab:1", None), make_player("ab:2", None), 4, width=7, height=7, n_in_row=4)
+    assert same.games == 4 and same.distinct_games == 2
+    assert same.records[0].moves == same.records[2].moves and same.records[1].moves == same.records[3].moves
+    assert same.format_row().endswith("   2 distinct games") and same.to_dict()["distinct_games"] == 2
+    varied = play_match(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), 4,
+                        width=7, height=7, n_in_row=4)
+    assert varied.distinct_games == 4 and "distinct" not in varied.format_row()
+    assert MatchResult("a", "b", wins=1).to_dict()["distinct_games"] is None  # counts alone: no games to compare
+
+
 def test_wilson_interval_properties():
     # The textbook case: 5 successes in 10 trials -> [0.2366, 0.7634].
     assert wilson_interval(0.5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)

@@ -182,6 +182,13 @@ class MatchResult:
         self.records.append(record)
 
     @property
+    def distinct_games(self) -> int:
+        """How many of the games differ (the player's colour or a move): a deterministic player
+        against one that varies only its opening can play the same game more than once, and then
+        the interval counts each repeat as new evidence."""
+        return len({(own, record.moves) for record, own in zip(self.records, self.own_stones)})
+
+    @property
     def score(self) -> float:
         """(wins + draws / 2) / games; 0.0 before any game."""
         return (self.wins + self.draws / 2) / self.games if self.games else 0.0
@@ -208,6 +215,8 @@ class MatchResult:
             return counts + f"{'-':>6}   no games played"
         low, high = self.ci95
         row = counts + f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]"
+        if self.distinct_games < len(self.records):
+            row += f"   {self.distinct_games} distinct games"
         forfeits = self.forfeits()
         if forfeits:
             row += "   forfeits: " + ", ".join(f"game {index + 1} {who} {forfeit.reason.value}"
@@ -240,6 +249,7 @@ class MatchResult:
                 sides[key].update(seconds_per_move=side.seconds / side.moves if side.moves else 0.0,
                                   slowest_move_s=side.slowest)
         return {"player": self.player, "opponent": self.opponent, "games": self.games,
+                "distinct_games": self.distinct_games if self.records else None,
                 "wins": self.wins, "draws": self.draws, "losses": self.losses,
                 "score": self.score if played else None, "ci95": [low, high] if played else None, **sides,
                 "forfeits": [{"game": index + 1, "by": who, "reason": forfeit.reason.value, "detail": forfeit.detail}
