@@ -25,7 +25,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table, game_lines, output_problem  # noqa: E402
-from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed  # noqa: E402
+from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed, parse_spec  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
@@ -104,6 +104,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _own_time(spec: str) -> bool:
+    """Whether ``spec`` is an az or pure player given a time a move (az:PATH:1s), which --seconds
+    would not change; a bad spec is not, here (evaluate() reports it)."""
+    try:
+        return parse_spec(spec).seconds is not None
+    except ValueError:
+        return False
+
+
 def default_player_spec() -> str | None:
     """The spec of the shipped model, or None when it is not there."""
     model = REPO_ROOT / DEFAULT_MODEL
@@ -133,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
               f"is past {len(COLUMN_LETTERS)}", file=sys.stderr)
         return EXIT_USAGE
     opponents = args.opponents or list(PURE_MCTS_LADDER)
+    if args.seconds is not None and (own := [spec for spec in (player_spec, *opponents) if _own_time(spec)]):
+        print(f"error: --seconds caps the players given playouts (az:PATH:400 --seconds 1), not a spec's own "
+              f"time a move: {', '.join(own)}", file=sys.stderr)
+        return EXIT_USAGE
     interrupted = None
     try:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=first, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=rest)
     parser.add_argument("source", metavar="RUN_DIR_OR_METRICS_JSONL", help="a run directory or its metrics.jsonl")
-    parser.add_argument("--out", type=Path, help="the PNG to write, or a folder for curves.png (default: curves.png "
+    parser.add_argument("--out", help="the PNG to write, or a folder for curves.png (default: curves.png "
                                                  "in the run directory); the path written is printed")
     parser.add_argument("--size", type=parse_size, default=(1200, 800), metavar="WxH",
                         help="image size in pixels (default: 1200x800)")
@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = plot_metrics(args.source, args.out, size=args.size, title=args.title)
     except (ValueError, OSError) as exc:
-        raise SystemExit(f"plot.py: error: {exc}") from None
+        print(f"plot.py: error: {exc}", file=sys.stderr)
+        return 2  # as the other scripts: 2 for a bad input
     print(out)
     return 0
 

@@ -279,6 +279,20 @@ def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
         assert default in text, default
 
 
+def test_seconds_with_a_spec_that_has_its_own_time_is_an_error(capsys):
+    """--seconds 0.1 with az:...:1.5s: the moves took 0.76 s (the spec's time), and nothing said so."""
+    from tests.fakes import load_script
+
+    main = load_script("evaluate").main
+    for specs, named in ((["--player", "az:models/9x9.pt:1.5s", "--opponent", "random"], "az:models/9x9.pt:1.5s"),
+                         (["--player", "minimax:1", "--opponent", "random", "--opponent", "pure:50ms"], "pure:50ms")):
+        assert main([*specs, "--games", "1", "--seconds", "0.1", "--no-progress"]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.strip().splitlines() == [
+            f"error: --seconds caps the players given playouts (az:PATH:400 --seconds 1), not a spec's own time a "
+            f"move: {named}"]
+
+
 def test_clock_match_names_the_player_whose_record_it_prints(tmp_path):
     """scripts/clock_match.py prints the player above its row (the row is named by the opponent, as
     in evaluate.py's table), so "+W =D -L" reads as the player's; the JSON holds the same counts."""

@@ -163,7 +163,7 @@ def test_script_from_repo_root_and_its_errors(tmp_path):
     for source, message in ((tmp_path / "nope", "no metrics file at"), (tmp_path / "bad.jsonl", "holds no metrics")):
         failed = subprocess.run([sys.executable, script, str(source)], cwd=REPO_ROOT, env=env, capture_output=True,
                                 text=True, timeout=60)
-        assert failed.returncode != 0 and failed.stderr.startswith("plot.py: error: ") and message in failed.stderr
+        assert failed.returncode == 2 and failed.stderr.startswith("plot.py: error: ") and message in failed.stderr
         assert len(failed.stderr.strip().splitlines()) == 1
 
 
@@ -187,12 +187,13 @@ def test_out_folder_or_no_suffix_prints_the_file_written(tmp_path):
     (tmp_path / "pics").mkdir()
     script = str(REPO_ROOT / "scripts" / "plot.py")
     for out, written in ((tmp_path / "pics", tmp_path / "pics" / "curves.png"),
-                         (tmp_path / "noext", tmp_path / "noext.png")):
+                         (tmp_path / "noext", tmp_path / "noext.png"),
+                         (f"{tmp_path / 'made'}/", tmp_path / "made" / "curves.png")):  # the script wrote made.png
         done = subprocess.run([sys.executable, script, str(run), "--out", str(out)], cwd=REPO_ROOT, env=env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == str(written) and written.is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["noext.png", "pics", "run"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["made", "noext.png", "pics", "run"]
     with pytest.raises(ValueError, match=r"x\.jpg: the plot is a PNG"):
         plot_metrics(run, tmp_path / "x.jpg")
     # A folder to make, written with its slash: it wrote new.png beside it instead.

@@ -173,6 +173,23 @@ def test_the_end_estimate_counts_max_iterations():
     assert progress.eta() == (240.0, 20.0)  # evaluation at 100 games: 96 games at 2.5 s; the end: 2 iterations
 
 
+def test_the_end_estimate_under_a_time_limit_counts_whole_iterations():
+    """--max-minutes 2: after a first iteration of 1:44 it said "end in ~0:00:16", but the limit is
+    checked after each iteration, so the run went on for a whole iteration more (4:26 in all)."""
+    from gomoku.training.progress import RunProgress
+
+    where = [(0.0, 0, 0)]
+    progress = RunProgress(lambda: where[0], 400, RunTarget(1200, 120.0))
+    where[0] = (104.0, 16, 1)
+    assert progress.eta()[1] == 104.0  # 16 s left: one more iteration of 104 s
+    progress = RunProgress(lambda: where[0], 400, RunTarget(1200, 300.0))  # a session resumed there
+    assert progress.eta() == (None, None)  # no iteration of this session yet: nothing to go on
+    where[0] = (208.0, 32, 2)
+    assert progress.eta()[1] == 104.0  # 92 s left at 104 s an iteration (this session's: 1 of them)
+    where[0] = (310.0, 48, 3)
+    assert progress.eta()[1] == 0.0  # past the limit: this iteration was the last
+
+
 def test_train_max_minutes_ends_the_run(tmp_path):
     config = load_config(SMOKE, ["train.max_minutes=1e-9", "train.game_batch_num=100"])
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
