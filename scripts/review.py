@@ -85,10 +85,20 @@ def main(argv: list[str] | None = None) -> int:
         print(describe(review, Board(game.size, game.size, N_IN_ROW)))
         return 0
     try:
-        lines = [json.loads(line) for line in args.games.read_text().splitlines() if line.strip()]
-    except (OSError, ValueError) as error:  # no file, not JSON
-        print(f"error: cannot read {args.games}: {error}", file=sys.stderr)
+        text = args.games.read_text()
+    except (OSError, ValueError) as error:  # no file, a folder, not text
+        print(f"error: cannot read {args.games}: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 2
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            print(f"error: {args.games}, line {number}: not a game of evaluate.py --games-out (not JSON)",
+                  file=sys.stderr)
+            return 2
     lost = "win" if args.opponent_losses else "loss"
     verdicts: Counter[str] = Counter()
     for number, line in enumerate(lines, 1):
@@ -117,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{'black' if loser == 1 else 'white'}, {len(moves)} plies): {describe(review, Board(*shape))}",
               flush=True)
     counts = "".join(f"; {verdict}: {count}" for verdict, count in sorted(verdicts.items()))
+    if not verdicts:  # say what the file held, and where the other side's losses are
+        results = Counter(line.get("result") if isinstance(line, dict) else None for line in lines)
+        held = ", ".join(f"{results[r]} {name}" for r, name in (("win", "won"), ("draw", "drawn"), ("loss", "lost"))
+                         if results[r]) or "none"
+        other = ("without --opponent-losses it reviews the player's" if args.opponent_losses else
+                 "--opponent-losses reviews the opponent's")
+        counts = f" (the player's games in the file: {held}; {other} losses)"
     print(f"{sum(verdicts.values())} lost game(s) reviewed{counts}")
     return 0
 

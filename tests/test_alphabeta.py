@@ -230,6 +230,14 @@ def test_bad_specs_name_the_valid_forms(spec):
     assert repr(spec) in str(info.value).splitlines()[0]
 
 
+def test_an_unknown_suffix_is_named_as_such():
+    """'ab:2:vcf' was refused as "DEPTH must be a positive integer, got '2:vcf'"."""
+    with pytest.raises(ValueError) as info:
+        make_player("ab:2:vcf")
+    assert str(info.value).splitlines()[0] == ("bad player spec 'ab:2:vcf' (expected ab:DEPTH or ab:DEPTH:vct, "
+                                               "got the suffix 'vcf'); valid forms:")
+
+
 def test_bad_depths_and_budgets():
     for depth in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="depth"):

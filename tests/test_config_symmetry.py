@@ -113,6 +113,11 @@ def test_malformed_yaml_names_the_file_and_line(tmp_path):
     path.write_text("board:\n  width: [9\n")
     with pytest.raises(ConfigError, match=r"bad\.yaml: line 3, column 1"):
         load_config(path)
+    # A file that cannot be read: one line, not "[Errno 2] No such file or directory: '...'"
+    for where, why in ((tmp_path / "nope.yaml", "No such file or directory"), (tmp_path, "Is a directory")):
+        with pytest.raises(ConfigError) as info:
+            load_config(where)
+        assert str(info.value) == f"cannot read the config {where}: {why}"
 
 
 @pytest.mark.parametrize("override, message", [

@@ -95,8 +95,10 @@ def test_a_game_the_loser_never_moved_in_after_the_opening_is_lost_in_the_openin
 
 def test_a_game_not_lost_by_the_loser_is_refused():
     moves = parse_game(LET_IN_GAME).moves
-    with pytest.raises(ValueError, match="do not end in a win for stones 1"):
+    with pytest.raises(ValueError, match="do not end in a win for black$"):  # was "for stones 1"
         review_loss(moves, loser=2)
+    with pytest.raises(ValueError, match="do not end in a win for white$"):  # black won this one
+        review_loss(parse_game(LOST_BEFORE_GAME).moves, loser=1)
     with pytest.raises(ValueError, match="do not end in a win"):
         review_loss(moves[:-1], loser=1)
 
@@ -113,7 +115,12 @@ def test_the_script_reviews_the_games_file_of_evaluate(tmp_path, capsys):
     assert out[0].startswith(f"heuristic game 1 (player black, 10 plies): ply {review.ply} "
                              f"{format_point(Board(), review.move)} let in a VCT")
     assert out[1] == "1 lost game(s) reviewed; let in: 1"
-    assert script.main([str(games), "--opponent-losses"]) == 0 and "0 lost game(s)" in capsys.readouterr().out
+    assert script.main([str(games), "--opponent-losses"]) == 0  # none: it says what the file held, and why
+    assert capsys.readouterr().out == ("0 lost game(s) reviewed (the player's games in the file: 1 drawn, 1 lost; "
+                                       "without --opponent-losses it reviews the player's losses)\n")
+    games.write_text("# my notes\n")  # README.md said "Expecting value: line 1 column 1 (char 0)"
+    assert script.main([str(games)]) == 2
+    assert capsys.readouterr().err == f"error: {games}, line 1: not a game of evaluate.py --games-out (not JSON)\n"
     games.write_text(json.dumps({"moves": "E5"}) + "\n")
     assert script.main([str(games)]) == 2
     assert "line 1: not a game of evaluate.py --games-out" in capsys.readouterr().err

@@ -151,6 +151,20 @@ def test_strength_presets():
     assert Strength(SECONDS_PLAYOUT_CAP, 3.0).label == "3 s a move" and Strength(400).label == "400 playouts"
 
 
+def test_a_games_file_of_evaluate_is_named_and_how_to_replay_one_of_its_games(tmp_path):
+    """play.py --load GAMES.jsonl said "move 1, '{"player":': expected a column letter and a row number"."""
+    import json
+
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps({"player": "az", "game": 1, "moves": "E5,F6"}) + "\n")
+    for moves, load in ((None, games), (str(games), None)):
+        with pytest.raises(SetupError) as info:
+            initial_game(moves, load, None)
+        assert str(info.value) == (f"{games} is a games file of evaluate.py --games-out (one JSON line a game), "
+                                   'not a saved game: replay one of its games with --moves and that game\'s "moves"')
+    assert initial_game("E5,F6", None, None).moves == (p("E5"), p("F6"))  # what it says to do
+
+
 def test_saved_games_with_a_bom_other_bytes_or_size_zero(tmp_path):
     """Issue 28: a BOM or non-UTF-8 file gave a traceback, '# size: 0' was read as 9."""
     bom = tmp_path / "bom.txt"

@@ -64,7 +64,8 @@ def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 
         raise ValueError(f"loser must be 1 or 2, got {loser!r}")
     winner = other(loser)
     if Board.from_moves(moves, width, height, n_in_row, start_player).game_end() != (True, winner):
-        raise ValueError(f"the moves do not end in a win for stones {winner}")
+        colour = "black" if winner == start_player else "white"  # black moves first
+        raise ValueError(f"the moves do not end in a win for {colour}")
     solver = VctSolver(Geometry(width, height, n_in_row), nodes)
     board = Board(width, height, n_in_row, start_player)
     loser_moved = False

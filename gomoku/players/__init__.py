@@ -111,6 +111,8 @@ def parse_spec(spec: str) -> PlayerSpec:
         return PlayerSpec(kind)
     if kind == "ab" and rest.endswith(":vct"):
         return PlayerSpec(kind, depth=_positive_int(rest[:-len(":vct")], spec, "DEPTH"), vct=True)
+    if kind == "ab" and ":" in rest:
+        raise _bad_spec(spec, f"expected ab:DEPTH or ab:DEPTH:vct, got the suffix {rest.partition(':')[2]!r}")
     if kind in ("minimax", "ab"):
         depth = _positive_int(rest, spec, "DEPTH")
         if kind == "minimax" and depth > MAX_MINIMAX_DEPTH:

@@ -333,14 +333,16 @@ def apply_override(data: dict, override: str) -> None:
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
     """The config of a YAML file (None: the defaults) with ``section.key=value`` overrides applied.
 
-    A file that is not valid YAML raises ConfigError naming the file and the line (OSError when
-    it cannot be read at all)."""
+    A file that cannot be read or is not valid YAML raises ConfigError naming the file (and the
+    line)."""
     data: dict = {}
     if path is not None:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except UnicodeDecodeError as error:
             raise ConfigError(f"{path}: not a UTF-8 text file ({error.reason} at byte {error.start})") from None
+        except OSError as error:  # no such file, a folder, no permission: one line, not "[Errno 2] ..."
+            raise ConfigError(f"cannot read the config {path}: {error.strerror or error}") from None
         try:
             data = yaml.safe_load(text) or {}
         except yaml.YAMLError as error:

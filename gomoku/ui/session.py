@@ -283,6 +283,7 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
         _check_option("--n-in-row", check_n_in_row, n_in_row, size)
     if load is not None:
         text = read_game_file(load)
+        _refuse_games_out(text, load)
         try:
             return parse_game(text, size, default_size, n_in_row, default_n_in_row)
         except SetupError as error:
@@ -290,7 +291,8 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
     if isinstance(moves, (str, Path)):
         text = str(moves)
         if isinstance(moves, Path) or (text and Path(text).is_file()):
-            text = read_game_file(text)
+            path, text = text, read_game_file(text)
+            _refuse_games_out(text, path)
         try:
             return parse_game(text, size, default_size, n_in_row, default_n_in_row)
         except SetupError as error:
@@ -305,6 +307,15 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
     except ValueError as error:
         raise SetupError(f"bad --moves: {error}") from error
     return SavedGame(size, tuple(board.moves), n_in_row=n_in_row)
+
+
+def _refuse_games_out(text: str, path: str | Path) -> None:
+    """A SetupError that says what to do when ``text`` is a games file of evaluate.py --games-out
+    (JSON lines, each game's moves in its "moves"), which is not a saved game."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first.startswith("{") and '"moves"' in first:
+        raise SetupError(f"{path} is a games file of evaluate.py --games-out (one JSON line a game), not a "
+                         "saved game: replay one of its games with --moves and that game's \"moves\"")
 
 
 def _check_option(option: str, check, *args) -> None:
