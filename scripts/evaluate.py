@@ -24,7 +24,8 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import EvaluationInterrupted, evaluate, format_table, game_lines, output_problem  # noqa: E402
+from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, name_width,  # noqa: E402
+                               output_problem)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed, parse_spec  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
@@ -178,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     timed = any(is_timed(spec) for spec in (player_spec, *opponents))
     if timed or any(r.side_stats().playouts or r.side_stats(opponent=True).playouts for r in results if r.games):
         print("moves: playouts reached" + (", thinking time" if timed else ""))
-        print("\n".join(result.format_stats(timing=timed) for result in results if result.games))
+        width = name_width([name for result in results for name in (result.player, result.opponent)])
+        print("\n".join(result.format_stats(timing=timed, width=width) for result in results if result.games))
     sys.stdout.flush()
     if args.games_out:
         try:

@@ -168,6 +168,16 @@ def test_repeated_games_are_counted_and_shown():
     assert MatchResult("a", "b", wins=1).to_dict()["distinct_games"] is None  # counts alone: no games to compare
 
 
+def test_a_long_name_widens_its_column_so_the_rows_stay_aligned():
+    """'pbrain:scripts/pbrain-gomoku-zero:200' (37 characters) pushed its row past the header's columns."""
+    long = "pbrain:scripts/pbrain-gomoku-zero:200"
+    table = format_table([MatchResult("az:m.pt:20", "random", wins=1), MatchResult("az:m.pt:20", long, draws=1)])
+    header, *rows = table.splitlines()[1:]
+    assert [row.index("+") for row in rows] == [header.index("+W")] * 2 and rows[1].startswith(long + " ")
+    short = format_table([MatchResult("a", "random", wins=1)]).splitlines()
+    assert short[1].index("+W") == short[2].index("+")  # the usual width otherwise
+
+
 def test_wilson_interval_properties():
     # The textbook case: 5 successes in 10 trials -> [0.2366, 0.7634].
     assert wilson_interval(0.5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)

@@ -209,8 +209,9 @@ class MatchResult:
         return [(index, "player" if record.forfeit.stone == own else "opponent", record.forfeit)
                 for index, record, own in zip(self.indices, self.records, self.own_stones) if record.forfeit]
 
-    def format_row(self) -> str:
-        counts = f"{self.opponent:<{NAME_WIDTH}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
+    def format_row(self, width: int = NAME_WIDTH) -> str:
+        """The match's row of ``format_table``, the opponent's name in a column ``width`` wide."""
+        counts = f"{self.opponent:<{width}} {f'+{self.wins} ={self.draws} -{self.losses}':>14} "
         if not self.games:  # an interrupted evaluation that never reached this opponent
             return counts + f"{'-':>6}   no games played"
         low, high = self.ci95
@@ -223,12 +224,14 @@ class MatchResult:
                                               for index, who, forfeit in forfeits)
         return row
 
-    def format_stats(self, timing: bool = True) -> str:
+    def format_stats(self, timing: bool = True, width: int | None = None) -> str:
         """One line per side: playouts reached per move, and with ``timing`` the thinking time
-        (mean and slowest move; wall-clock, so it differs from run to run)."""
+        (mean and slowest move; wall-clock, so it differs from run to run); the names in a column
+        ``width`` wide (default: wide enough for both)."""
+        width = width or name_width([self.player, self.opponent])
         lines = []
         for name, side in ((self.player, self.side_stats()), (self.opponent, self.side_stats(opponent=True))):
-            line = f"  {name:<{NAME_WIDTH}} " + (f"{side.playouts_per_move:8.0f} playouts/searched move"
+            line = f"  {name:<{width}} " + (f"{side.playouts_per_move:8.0f} playouts/searched move"
                                                    if side.playouts else f"{'-':>8} playouts/searched move")
             if timing:
                 mean = side.seconds / side.moves if side.moves else 0.0
@@ -256,7 +259,13 @@ class MatchResult:
                              for index, who, forfeit in self.forfeits()]}
 
 
-TABLE_HEADER = f"{'opponent':<{NAME_WIDTH}} {'+W =D -L':>14} {'score':>6}   95% CI"
+def name_width(names: Sequence[str]) -> int:
+    """The width of a column of these player names: NAME_WIDTH, or the longest name's."""
+    return max([NAME_WIDTH, *(len(name) for name in names)])
+
+
+def table_header(width: int = NAME_WIDTH) -> str:
+    return f"{'opponent':<{width}} {'+W =D -L':>14} {'score':>6}   95% CI"
 
 
 def game_lines(results: Sequence[MatchResult]) -> list[dict]:
@@ -296,7 +305,8 @@ def format_table(results: Sequence[MatchResult]) -> str:
     """A table with one row per match (player named in the title line)."""
     players = sorted({r.player for r in results})
     title = f"player: {', '.join(players)}"
-    return "\n".join([title, TABLE_HEADER, *(r.format_row() for r in results)])
+    width = name_width([r.opponent for r in results])
+    return "\n".join([title, table_header(width), *(r.format_row(width) for r in results)])
 
 
 def play_match(player: Player, opponent: Player, games: int, width: int = 9, height: int = 9,
