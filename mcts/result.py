@@ -28,11 +28,18 @@ class SearchResult:
         playout, which only expands it): what ``best_move`` and ``policy`` choose by."""
         return self.visits if self.visits.any() else self.priors
 
+    def ranked_moves(self) -> np.ndarray:
+        """Every point, most visited first (``counts``); ties go to the higher prior, then the
+        lower index. A short search of a big board visits many moves once each: by index alone,
+        the first of them was the corner."""
+        counts = np.asarray(self.counts, dtype=np.float64)
+        priors = np.asarray(self.priors, dtype=np.float64)
+        return np.lexsort((np.arange(counts.size), -priors, -counts))  # the last key sorts first
+
     def best_move(self) -> int:
-        """The most visited move (lowest index on ties), less any ``refuted`` ones."""
-        counts = np.array(self.counts, dtype=np.float64)
-        counts[list(self.refuted)] = -1.0
-        return int(np.argmax(counts))
+        """The first of ``ranked_moves`` that is not ``refuted``."""
+        refuted, ranked = set(self.refuted), self.ranked_moves()
+        return next((int(move) for move in ranked if int(move) not in refuted), int(ranked[0]))
 
     def policy(self, temperature: float = 1.0) -> np.ndarray:
         return visit_policy(self.counts, temperature)

@@ -304,6 +304,23 @@ def _js_config(options: dict) -> dict:
 
 
 @needs_node
+def test_page_ranks_moves_as_python_does(site):
+    """The move played and the final check's order: most visits, then the higher prior, then the
+    lower index (SearchResult.ranked_moves), on seeded vectors full of ties."""
+    from mcts.result import SearchResult
+
+    rng = np.random.default_rng(5)
+    cases = [(rng.integers(0, 3, 81).astype(float), rng.integers(0, 4, 81) / 8) for _ in range(20)]
+    cases.append((np.zeros(81), rng.integers(0, 4, 81) / 8))  # no visits: by the priors
+    answer = run_node(site, {"ranked": [{"visits": v.tolist(), "priors": p.tolist()} for v, p in cases]})["ranked"]
+    by_index = 0
+    for (visits, priors), js in zip(cases, answer, strict=True):
+        assert js == SearchResult(visits=visits, priors=priors, value=0.0, playouts=1).ranked_moves().tolist()
+        by_index += js[0] == int(np.argmax(visits))  # the old rule (the lowest index of the most visited)
+    assert by_index < len(cases) // 2  # the cases tell the rules apart
+
+
+@needs_node
 @pytest.mark.parametrize("name", SEARCH_CONFIGS)
 def test_page_search_matches_python_search(site, name):
     options = SEARCH_CONFIGS[name]

@@ -353,7 +353,7 @@ class AlphaZeroPlayer(SearchPlayer):
         opponent has a VCT found within ``nodes``, to the first after which it has none (none such:
         the most visited move stays). An interrupted check keeps what it proved: the moves found
         lost are passed over, to the one it was checking (a move not proved lost)."""
-        ranked = np.argsort(-result.visits, kind="stable")[:CHECK_CANDIDATES]
+        ranked = result.ranked_moves()[:CHECK_CANDIDATES]  # in the order best_move takes them
         ranked = ranked[result.visits[ranked] > 0]
         me = board.current_player
         if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):

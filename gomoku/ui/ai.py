@@ -376,7 +376,7 @@ def make_analysis(player: Player, result, moves: tuple[int, ...], to_move: int, 
     total = float(visits.sum())
     tree = _tree_of(player, moves)
     top = []
-    for move in (int(m) for m in np.argsort(-visits, kind="stable")[:TOP_MOVES]):
+    for move in (int(m) for m in result.ranked_moves()[:TOP_MOVES]):  # the order the move is chosen in
         if visits[move] <= 0:
             break
         q, line = _edge(tree, move) if tree is not None else (math.nan, (move,))

@@ -80,6 +80,9 @@ function main() {
     const config = Object.assign({ nPlayout: job.playouts }, job.config || {});
     return new G.Search(evaluator, size, size, 5, config);
   };
+  if (request.ranked) {
+    answer.ranked = request.ranked.map((job) => G.rankedMoves(job.visits, job.priors));
+  }
   if (request.search) {
     answer.search = request.search.map((job) => {
       const search = searchOf(job);

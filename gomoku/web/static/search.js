@@ -35,6 +35,12 @@
   const DEFAULTS = Object.freeze({ nPlayout: 400, cPuct: 5.0, forcedMoves: true, vcf: true,
     vcfNodes: 200, vct: true, vctNodes: G.VCT_DEFAULT_NODES, vctLeafDepth: 2, reuseTree: true });
 
+  /** Every point, most visited first; ties go to the higher prior, then the lower index (the order
+   *  SearchResult.ranked_moves gives in mcts/result.py: the move played, the final check's order). */
+  function rankedMoves(visits, priors) {
+    return Array.from(visits.keys()).sort((a, b) => visits[b] - visits[a] || priors[b] - priors[a] || a - b);
+  }
+
   class Search {
     /**
      * evaluator: {evaluate(cells, toMove, lastMove, legal) -> {priors, value}} where cells is an
@@ -106,19 +112,18 @@
       return this.result(nPlayout);
     }
 
-    /** The root's statistics: visits and priors (Float64Array), value, best move (most visits). */
+    /** The root's statistics: visits and priors (Float64Array), value, best move (rankedMoves' first). */
     result(playouts) {
       const S = this.size;
       const visits = this.visits.slice(0, S), priors = this.prior.slice(0, S);
-      let total = 0, sum = 0, best = 0;
+      let total = 0, sum = 0;
       for (let m = 0; m < S; m++) {
         if (visits[m] > 0) {
           total += visits[m];
           sum += this.valueSum[m];
         }
-        if (visits[m] > visits[best]) best = m;
       }
-      return { visits, priors, value: total ? sum / total : 0, playouts, bestMove: best };
+      return { visits, priors, value: total ? sum / total : 0, playouts, bestMove: rankedMoves(visits, priors)[0] };
     }
 
     // ---------------------------------------------------------------- roots
@@ -437,7 +442,7 @@
      * the first after which it has none (none such: the most visited move stays; final_check).
      */
     _finalCheck(cells, me, result, nodes) {
-      const order = Array.from(result.visits.keys()).sort((a, b) => result.visits[b] - result.visits[a] || a - b);
+      const order = rankedMoves(result.visits, result.priors);
       const ranked = order.slice(0, CHECK_CANDIDATES).filter((m) => result.visits[m] > 0);
       if (ranked.length <= 1 || G.winningPoints(this.search.lines, cells)[me - 1][ranked[0]]) return;
       const safe = ranked.findIndex((m) => this.checker.defences(cells, me, [m], nodes)[0]);
@@ -460,5 +465,5 @@
   }
 
   Object.assign(G, { Search, SEARCH_DEFAULTS: DEFAULTS, VCT_LEAF_NODES, AlphaZeroPlayer, CHECK_NODES,
-    UniformEvaluator });
+    UniformEvaluator, rankedMoves });
 })(typeof globalThis !== "undefined" ? globalThis : self);
