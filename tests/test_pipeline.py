@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_self_play_records_are_consistent():
-    config = load_config("configs/smoke.yaml")
+    config = load_config("configs/smoke.yaml", ["search.vct=true"])  # the default rules (9x9.yaml's)
     runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
                             rng=np.random.default_rng(0))
-    assert runner.search.config.noise  # self-play searches with root noise
+    assert runner.search.config.noise and runner.search.config.vct  # root noise, and the VCT rules
     games = runner.play(4).games
     assert len(games) >= 4
     for game in games:
@@ -61,7 +61,8 @@ def test_the_fewest_fast_playouts_allowed_play_legal_games():
 
 def test_smoke_run_then_resume(tmp_path):
     run = tmp_path / "run"
-    config = load_config("configs/smoke.yaml", ["train.game_batch_num=8"])
+    config = load_config("configs/smoke.yaml", ["train.game_batch_num=8", "search.vct=true"])  # 9x9.yaml's rules
+    assert config.search.vct == load_config("configs/9x9.yaml").search.vct
     pipeline = TrainPipeline(config, run, device="cpu", progress=False)
     pipeline.run()
     assert (run / "config.yaml").exists() and (run / "checkpoint.pt").exists()
