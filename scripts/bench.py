@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             config = load_config(args.config, args.set)
-        except (ConfigError, OSError) as error:
+        except ConfigError as error:  # an unreadable file too
             parser.error(str(error))
         settings = dataclasses.replace(settings, ray=args.ray is not False and args.ray_nodes > 0 and not args.variants)
         results = {"machine": machine(), "settings": settings.__dict__.copy(), "config": args.config,

@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         # --config given, with the same --set, is only checked against it: the command line that
         # started a run resumes it.
         config = load_config(args.config, args.set) if args.config is not None else None
-    except (ConfigError, OSError) as error:
+    except ConfigError as error:  # an unreadable file too
         print(f"error: {error}", file=sys.stderr)
         return 2
     from gomoku.training.actors import device_error

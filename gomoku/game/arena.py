@@ -216,8 +216,8 @@ class MatchResult:
             return counts + f"{'-':>6}   no games played"
         low, high = self.ci95
         row = counts + f"{self.score:>6.3f}   [{low:.3f}, {high:.3f}]"
-        if self.distinct_games < len(self.records):
-            row += f"   {self.distinct_games} distinct games"
+        if (distinct := self.distinct_games) < len(self.records):
+            row += f"   {distinct} distinct games"
         forfeits = self.forfeits()
         if forfeits:
             row += "   forfeits: " + ", ".join(f"game {index + 1} {who} {forfeit.reason.value}"

@@ -85,13 +85,13 @@ class RunProgress:
             return None, None
         per_game = seconds / games
         next_eval = (played // self.check_freq + 1) * self.check_freq
+        per_iteration = seconds / iterations if iterations > 0 else None
         to_end = max(0, self.target.games - played) * per_game
         if self.target.wall_s is not None:  # checked after each iteration: the run ends with the first
             left = max(0.0, self.target.wall_s - wall)  # iteration that ends past the limit
-            per_iteration = seconds / iterations if iterations > 0 else 0.0
             to_end = min(to_end, math.ceil(left / per_iteration) * per_iteration if per_iteration else left)
-        if self.target.iterations is not None and iterations > 0:
-            to_end = min(to_end, max(0, self.target.iterations - iterations) * seconds / iterations)
+        if self.target.iterations is not None and per_iteration:
+            to_end = min(to_end, max(0, self.target.iterations - iterations) * per_iteration)
         to_eval = (next_eval - played) * per_game if next_eval <= self.target.games else None
         return to_eval, to_end
 

@@ -283,7 +283,6 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
         _check_option("--n-in-row", check_n_in_row, n_in_row, size)
     if load is not None:
         text = read_game_file(load)
-        _refuse_games_out(text, load)
         try:
             return parse_game(text, size, default_size, n_in_row, default_n_in_row)
         except SetupError as error:
@@ -291,8 +290,7 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
     if isinstance(moves, (str, Path)):
         text = str(moves)
         if isinstance(moves, Path) or (text and Path(text).is_file()):
-            path, text = text, read_game_file(text)
-            _refuse_games_out(text, path)
+            text = read_game_file(text)
         try:
             return parse_game(text, size, default_size, n_in_row, default_n_in_row)
         except SetupError as error:
@@ -309,15 +307,6 @@ def initial_game(moves: str | Path | Sequence[int] | None, load: str | Path | No
     return SavedGame(size, tuple(board.moves), n_in_row=n_in_row)
 
 
-def _refuse_games_out(text: str, path: str | Path) -> None:
-    """A SetupError that says what to do when ``text`` is a games file of evaluate.py --games-out
-    (JSON lines, each game's moves in its "moves"), which is not a saved game."""
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    if first.startswith("{") and '"moves"' in first:
-        raise SetupError(f"{path} is a games file of evaluate.py --games-out (one JSON line a game), not a "
-                         "saved game: replay one of its games with --moves and that game's \"moves\"")
-
-
 def _check_option(option: str, check, *args) -> None:
     """``check(*args)``, its SetupError naming the option asked for: "bad --size: ..."."""
     try:
@@ -327,14 +316,20 @@ def _check_option(option: str, check, *args) -> None:
 
 
 def read_game_file(path: str | Path) -> str:
-    """A saved game's text: UTF-8, with or without a byte order mark; a SetupError otherwise."""
+    """A saved game's text: UTF-8, with or without a byte order mark; a SetupError otherwise, and
+    for a games file of evaluate.py --games-out (JSON lines, each game's moves in its "moves")."""
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise SetupError(f"cannot read {path}: not UTF-8 text (byte {error.start}); "
                          "a saved game is plain text, one move per line") from None
     except OSError as error:
         raise SetupError(f"cannot read {path}: {error.strerror or error}") from error
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first.startswith("{") and '"moves"' in first:
+        raise SetupError(f"{path} is a games file of evaluate.py --games-out (one JSON line a game), not a "
+                         "saved game: replay one of its games with --moves and that game's \"moves\"")
+    return text
 
 
 # ------------------------------------------------------------------------------ text format
