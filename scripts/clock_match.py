@@ -18,8 +18,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import (close_players, format_table, game_lines, output_problem, play_openings,  # noqa: E402
-                               random_openings)
+from gomoku.game.arena import (close_players, format_table, game_lines, home_board, output_problem,  # noqa: E402
+                               play_openings, random_openings)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -37,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openings", type=int, default=10, help="openings, each played twice (default 10)")
     parser.add_argument("--stones", type=int, default=2, help="random stones per opening, fewer than the board's "
                         "points (default 2)")
-    parser.add_argument("--size", type=int, default=9,
-                        help=f"board width and height, {N_IN_ROW} to {MAX_SIZE}; five in a row wins (default 9)")
+    parser.add_argument("--size", type=int,
+                        help=f"board width and height, {N_IN_ROW} to {MAX_SIZE}; five in a row wins (default: the "
+                        "board the player's net was trained on, else 9)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the openings and of the players' random "
                         "choices (default 0)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the score, the playouts and the "
@@ -48,16 +49,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.openings < 1:
         parser.error(f"--openings must be at least 1, got {args.openings}")
-    if not N_IN_ROW <= args.size <= MAX_SIZE:
-        parser.error(f"--size must be from {N_IN_ROW} to {MAX_SIZE}, got {args.size}")
-    if not 0 <= args.stones < args.size ** 2:
-        parser.error(f"--stones must be from 0 to {args.size ** 2 - 1} on a {args.size}x{args.size} board "
-                     f"(a move left), got {args.stones}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
     for option, path in (("--json", args.json), ("--games-out", args.games_out)):
         if path and (problem := output_problem(path, option)):  # before the games, not after them
             parser.error(problem)
+    try:  # the player's net's board unless --size says otherwise, as evaluate.py
+        args.size = home_board(args.player, args.size, N_IN_ROW)[0]
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if not N_IN_ROW <= args.size <= MAX_SIZE:
+        parser.error(f"--size must be from {N_IN_ROW} to {MAX_SIZE}, got {args.size}")
+    if not 0 <= args.stones < args.size ** 2:
+        parser.error(f"--stones must be from 0 to {args.size ** 2 - 1} on a {args.size}x{args.size} board "
+                     f"(a move left), got {args.stones}")
     try:
         openings = random_openings(args.openings, args.stones, np.random.default_rng(args.seed), args.size,
                                    args.size, N_IN_ROW)

@@ -24,8 +24,8 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, name_width,  # noqa: E402
-                               output_problem)
+from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, home_board,  # noqa: E402
+                               name_width, output_problem)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed, parse_spec  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
@@ -70,8 +70,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="games per opponent, colours alternating (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help="seed for every player's random choices (default: %(default)s)")
-    parser.add_argument("--size", type=int, default=9, help="board width and height (default: %(default)s)")
-    parser.add_argument("--n-in-row", type=int, default=5, help="stones in a row to win (default: %(default)s)")
+    parser.add_argument("--size", type=int, help="board width and height (default: the board the player's net "
+                        "was trained on, else 9)")
+    parser.add_argument("--n-in-row", type=int, help="stones in a row to win (default: the player's net's rule, "
+                        "else 5)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results to this JSON file")
     parser.add_argument("--games-out", type=Path, metavar="PATH", help="also write every game to this "
                         "JSON Lines file: colours, result and moves (standard notation, as play.py --moves takes them)")
@@ -138,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         if path and (problem := output_problem(path, option)):
             print(f"error: {problem}", file=sys.stderr)
             return EXIT_USAGE
+    try:  # the rated net's own board unless --size / --n-in-row say otherwise, as play.py --model
+        args.size, args.n_in_row = home_board(player_spec, args.size, args.n_in_row)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     if args.games_out and args.size > len(COLUMN_LETTERS):
         print(f"error: --games-out writes moves in standard notation, columns A to Z: --size {args.size} "
               f"is past {len(COLUMN_LETTERS)}", file=sys.stderr)

@@ -135,9 +135,31 @@ def test_a_net_for_another_rule_is_a_one_line_error(tmp_path):
     from nets import NetConfig, build_net, save_model
 
     save_model(tmp_path / "four.pt", build_net(NetConfig()), n_in_row=4)
-    done = run("--player", f"az:{tmp_path / 'four.pt'}:8", "--opponent", "random", "--games", "1")
+    done = run("--player", f"az:{tmp_path / 'four.pt'}:8", "--opponent", "random", "--games", "1", "--n-in-row", "5")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "trained for 4 in a row, not 5" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_board_defaults_to_the_one_the_rated_net_was_trained_on(tmp_path, capsys):
+    from nets import NetConfig, build_net, save_model
+
+    save_model(tmp_path / "seven.pt", build_net(NetConfig(width=7, height=7)), n_in_row=4)
+    script = load_script("evaluate")
+    spec = f"az:{tmp_path / 'seven.pt'}:4"
+    assert script.main(["--player", spec, "--opponent", "random", "--games", "1", "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("1 games per opponent, 7x7, 4 in a row, seed 0\n")
+    # --size and --n-in-row still choose; a net that cannot play them is refused in one line
+    assert script.main(["--player", spec, "--opponent", "random", "--games", "1", "--size", "9"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {spec}: the net is for a 7x7 board, not 9x9"
+    # a player without a net plays 9x9, 5 in a row
+    assert script.main(["--player", "random", "--opponent", "random", "--games", "1", "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("1 games per opponent, 9x9, 5 in a row, seed 0\n")
+    clock = load_script("clock_match")
+    save_model(tmp_path / "seven5.pt", build_net(NetConfig(width=7, height=7)), n_in_row=5)
+    assert clock.main(["--player", f"az:{tmp_path / 'seven5.pt'}:4", "--opponent", "random", "--openings", "1",
+                       "--stones", "48", "--json", str(tmp_path / "clock.json")]) == 0
+    capsys.readouterr()
+    assert json.loads((tmp_path / "clock.json").read_text())["size"] == 7
 
 
 def test_ctrl_c_with_workers_stops_at_once_with_the_finished_games(tmp_path):
@@ -274,8 +296,9 @@ def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
         assert done.returncode == 2 and "--seconds must be a positive number of seconds" in done.stderr
     text = " ".join(run("--help").stdout.split())
     for default in ("default: az:models/9x9.pt:400", "default: pure:1000 pure:3000 pure:5000 pure:10000",
-                    "alternating (default: 20)", "choices (default: 0)", "height (default: 9)",
-                    "to win (default: 5)"):
+                    "alternating (default: 20)", "choices (default: 0)",
+                    "height (default: the board the player's net was trained on, else 9)",
+                    "to win (default: the player's net's rule, else 5)"):
         assert default in text, default
 
 

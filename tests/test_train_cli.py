@@ -7,6 +7,7 @@ import errno
 import logging
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -336,6 +337,21 @@ def test_the_progress_bar_shows_games_of_the_target_and_the_phase(tmp_path, caps
                  "end in ~"):
         assert text in bar, text
     assert not [t for t in threading.enumerate() if t.name == "progress-clock"]  # the bar's clock stopped
+
+
+def test_the_bar_ticks_each_second_on_a_terminal_only(monkeypatch):
+    from gomoku.training.progress import RunProgress
+
+    for terminal in (False, True):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+        progress = RunProgress(lambda: (0.0, 0, 0), 100, RunTarget(1000))
+        progress.open(enabled=True)
+        try:
+            clocks = [t for t in threading.enumerate() if t.name == "progress-clock"]
+            assert len(clocks) == terminal  # a log file or a pipe gets no line a second
+        finally:
+            progress.close()
+    assert not [t for t in threading.enumerate() if t.name == "progress-clock"]
 
 
 def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs_show_it(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ import numpy as np
 from gomoku.game.board import DRAW, Board, IllegalMoveError, other
 from gomoku.game.processes import run_in_processes
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
-from gomoku.players import Player, format_point, make_player
+from gomoku.players import Player, format_point, make_player, parse_spec, trained_n_in_row, trained_size
 from gomoku.players.classical import HumanPlayer
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,8 @@ OPENING_TRIES = 1000  # draws per opening asked for before random_openings gives
 
 Z_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 NAME_WIDTH = 24  # column width for player names in tables
+DEFAULT_SIZE = 9  # the board of a match unless asked for, or the rated net was trained on another
+DEFAULT_N_IN_ROW = 5
 
 
 @dataclass(frozen=True)
@@ -412,6 +414,19 @@ def _play_one(job: tuple) -> tuple[int, int, GameRecord]:
         return match, index, play_game(first, second, Board(width, height, n_in_row, start_player=1))
     finally:
         close_players(player, opponent)
+
+
+def home_board(spec: str, size: int | None = None, n_in_row: int | None = None) -> tuple[int, int]:
+    """The board (size, n_in_row) a match of the player ``spec`` is played on: ``size`` and
+    ``n_in_row`` where given, else those its net was trained on (an az spec; a square board), else
+    9x9 and 5 in a row. Loads an az spec's model to read them; a bad spec raises ValueError."""
+    if size is not None and n_in_row is not None:
+        return size, n_in_row
+    player = make_player(spec) if parse_spec(spec).kind == "az" else None
+    board = size or trained_size(player) or DEFAULT_SIZE, n_in_row or trained_n_in_row(player) or DEFAULT_N_IN_ROW
+    if player is not None:
+        close_players(player)
+    return board
 
 
 def close_players(*players: Player) -> None:

@@ -146,6 +146,17 @@ def is_timed(spec: str) -> bool:
     return parse_spec(spec).timed
 
 
+def trained_size(player: Player | None) -> int | None:
+    """The board a net player was trained on, when square (its default board); else None."""
+    config = getattr(player, "net_config", None)
+    return config.width if config is not None and config.width == config.height else None
+
+
+def trained_n_in_row(player: Player | None) -> int | None:
+    """The rule (stones in a row) a net player was trained for, its default; else None."""
+    return getattr(player, "n_in_row", None)
+
+
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
                 leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1,
                 vct: bool = True, check_nodes: int | None = None, pipeline: bool = False) -> Player:
@@ -196,5 +207,5 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
            "WINDOW_THREADS", "HeuristicPlayer", "PlayerSpec", "is_timed", "parse_spec",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "SpecError", "format_point", "make_player",
-           "parse_point",
+           "parse_point", "trained_n_in_row", "trained_size",
            "winning_points"]

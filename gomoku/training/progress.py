@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -11,7 +12,8 @@ from typing import Callable
 
 from tqdm import tqdm
 
-CLOCK_S = 1.0  # how often the bar's run time moves on between its other updates
+CLOCK_S = 1.0  # how often the bar's run time moves on between its other updates (on a terminal only:
+# a log file or pipe gets the bar at each phase, not each second)
 
 
 def format_duration(seconds: float) -> str:
@@ -57,13 +59,13 @@ class RunProgress:
         self._ticking = threading.Event()
 
     def open(self, enabled: bool) -> None:
-        """Show the bar (with a clock thread that moves its run time on)."""
+        """Show the bar (on a terminal, with a clock thread that moves its run time on)."""
         self.start = self.where()
         games = self.start[1]
         self._bar = tqdm(total=self.target.games, initial=min(games, self.target.games), unit="game",
                          disable=not enabled, dynamic_ncols=True, bar_format="{n_fmt}/{total_fmt} games |{bar}| {desc}")
         self.after_iteration()
-        if enabled:
+        if enabled and sys.stderr.isatty():  # tqdm's stream; a nohup'd run's log is not filled each second
             self._clock = threading.Thread(target=self._tick, daemon=True, name="progress-clock")
             self._clock.start()
 

@@ -33,7 +33,7 @@ import numpy as np
 from gomoku.game.board import Board
 from gomoku.game.forfeit import Forfeit, ForfeitReason
 from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
-                            make_player, parse_spec)
+                            make_player, parse_spec, trained_n_in_row)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
 
 log = logging.getLogger(__name__)
@@ -181,17 +181,6 @@ def model_plays(path: Path, size: int, n_in_row: int = N_IN_ROW) -> bool:
         return checkpoint.load_model(path, size, size)[1] == n_in_row
     except (ValueError, OSError):
         return False
-
-
-def trained_size(player: Player) -> int | None:
-    """The board a net player was trained on, when square (the window's default size); else None."""
-    config = getattr(player, "net_config", None)
-    return config.width if config is not None and config.width == config.height else None
-
-
-def trained_n_in_row(player: Player) -> int | None:
-    """The rule (stones in a row) a net player was trained for, the window's default; else None."""
-    return getattr(player, "n_in_row", None)
 
 
 def make_opponent(spec: str, seed: int | None = None, seconds: float | None = None) -> Player:

@@ -18,11 +18,11 @@ import pygame
 
 from gomoku.game.arena import close_players
 from gomoku.game.board import EMPTY, Board
-from gomoku.players import Player, format_point
+from gomoku.players import Player, format_point, trained_n_in_row, trained_size
 from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,
                           Strength, Thinker, build_opponent, check_opponent, choose_opponent, describe_spec,
                           make_opponent, player_setting, short_spec, spec_strength, strength_ladder,
-                          trained_n_in_row, trained_size, with_strength)
+                          with_strength)
 from gomoku.ui.draw import Renderer
 from gomoku.ui.frame import AI_FAILED_HINT, GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
