@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--openings", type=int, default=10, help="openings, each played twice (default 10)")
     parser.add_argument("--stones", type=int, default=2, help="random stones per opening, fewer than the board's "
                         "points (default 2)")
+    parser.add_argument("--centre", type=int, metavar="R", help="the opening stones within R points of the "
+                        "centre in each direction (2: the central 5x5 of 9x9, where a Gomocup manager would "
+                        "place them; default: anywhere on the board)")
     parser.add_argument("--size", type=int,
                         help=f"board width and height, {N_IN_ROW} to {MAX_SIZE}; five in a row wins (default: the "
                         "board the player's net was trained on, else 9)")
@@ -51,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--openings must be at least 1, got {args.openings}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
+    if args.centre is not None and args.centre < 0:
+        parser.error(f"--centre must be at least 0, got {args.centre}")
     for option, path in (("--json", args.json), ("--games-out", args.games_out)):
         if path and (problem := output_problem(path, option)):  # before the games, not after them
             parser.error(problem)
@@ -66,9 +71,10 @@ def main(argv: list[str] | None = None) -> int:
                      f"(a move left), got {args.stones}")
     try:
         openings = random_openings(args.openings, args.stones, np.random.default_rng(args.seed), args.size,
-                                   args.size, N_IN_ROW)
+                                   args.size, N_IN_ROW, centre=args.centre)
     except ValueError as error:  # more openings than the stones can make
-        parser.error(f"--openings {args.openings} --stones {args.stones}: {error}")
+        where = "" if args.centre is None else f" --centre {args.centre}"
+        parser.error(f"--openings {args.openings} --stones {args.stones}{where}: {error}")
     try:
         player, opponent = make_player(args.player, seed=args.seed), make_player(args.opponent, seed=args.seed + 1)
         for side in (player, opponent):  # a net for another board or rule: before the games
@@ -102,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         args.games_out.write_text("".join(json.dumps(line) + "\n" for line in game_lines([result])))
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
-                   "stones": args.stones, "size": args.size, "seed": args.seed, "minutes": (time.time() - started) / 60,
+                   "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed, "minutes": (time.time() - started) / 60,
                    "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
                                          "p95": round(float(np.percentile(times, 95)) * 1000, 1),
                                          "slowest": round(max(times) * 1000, 1)} for name, times in answers.items()},

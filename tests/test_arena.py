@@ -321,6 +321,24 @@ def test_random_openings_are_different_positions_without_a_line():
     assert [b.moves for b in random_openings(3, 2, np.random.default_rng(10))] == [[77, 62], [16, 64], [41, 12]]
 
 
+def test_random_openings_near_the_centre_keep_their_stones_there():
+    from gomoku.game.arena import random_openings
+
+    openings = random_openings(40, 4, np.random.default_rng(4), centre=2)  # the central 5x5 of 9x9
+    assert all(max(abs(m % 9 - 4), abs(m // 9 - 4)) <= 2 for b in openings for m in b.moves)
+    assert len({m for b in openings for m in b.moves}) == 25  # and every point of it is drawn
+    # One black and one white stone on the central 3x3: 9 * 8 = 72 positions, no more.
+    openings = random_openings(72, 2, np.random.default_rng(0), centre=1)
+    assert len({tuple(b.moves) for b in openings}) == 72
+    with pytest.raises(ValueError, match="only 72 different opening"):
+        random_openings(73, 2, np.random.default_rng(0), centre=1)
+    with pytest.raises(ValueError, match="10 stones do not fit the 9 point"):
+        random_openings(1, 10, np.random.default_rng(0), centre=1)
+    # On an even board the central square is even: centre=2 on 10x10 is its central 4x4.
+    assert {m for b in random_openings(30, 2, np.random.default_rng(1), 10, 10, 5, centre=2)
+            for m in b.moves} == {y * 10 + x for y in range(3, 7) for x in range(3, 7)}
+
+
 def test_game_lines_say_how_many_moves_were_the_openings():
     from gomoku.game.arena import game_lines, play_openings, random_openings
 

@@ -357,6 +357,9 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
              "--openings 2 --stones 0: only 1 different opening(s) of 0 stone(s) exist, not 2"),
             (["--size", "4"], "--size must be from 5 to 26, got 4"),
             (["--seed", "-1"], "--seed must be at least 0, got -1"),
+            (["--centre", "-1"], "--centre must be at least 0, got -1"),
+            (["--centre", "0", "--openings", "2"],
+             "--openings 2 --stones 2 --centre 0: 2 stones do not fit the 1 point(s) within 0 of the centre"),
             (["--openings", "0"], "--openings must be at least 1, got 0")):
         with pytest.raises(SystemExit) as exit_:
             script.main(["--player", "heuristic", "--opponent", "random", *argv])

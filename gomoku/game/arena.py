@@ -342,24 +342,32 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
 
 
 def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = 9, height: int = 9,
-                    n_in_row: int = 5) -> list[Board]:
+                    n_in_row: int = 5, centre: int | None = None) -> list[Board]:
     """``count`` different positions of ``stones`` random stones (colours alternating, first
     player to move next when ``stones`` is even), as Gomocup-style openings; a draw in which a
-    stone makes a line is drawn again. A ValueError, before any draw, when ``stones`` leave no move
-    or there are fewer than ``count`` positions of them; after ``OPENING_TRIES`` draws an opening,
-    when too few of them are free of lines."""
+    stone makes a line is drawn again. ``centre``: the stones only on points within that many
+    steps of the centre, in each direction (2: the central 5x5 of a 9x9 board); None: anywhere.
+    A ValueError, before any draw, when ``stones`` leave no move or there are fewer than ``count``
+    positions of them; after ``OPENING_TRIES`` draws an opening, when too few of them are free of lines."""
     cells = width * height
     if not 0 <= stones < cells:
         raise ValueError(f"stones must be from 0 to {cells - 1} on a {width}x{height} board (a move left), "
                          f"got {stones}")
+    points = None if centre is None else np.array(
+        [y * width + x for y in range(height) for x in range(width)
+         if max(abs(x - (width - 1) / 2), abs(y - (height - 1) / 2)) <= centre])
+    pool = cells if points is None else len(points)
+    if stones > pool:
+        raise ValueError(f"{stones} stones do not fit the {pool} point(s) within {centre} of the centre")
     first = (stones + 1) // 2
-    if count > (ways := math.comb(cells, first) * math.comb(cells - first, stones - first)):
+    if count > (ways := math.comb(pool, first) * math.comb(pool - first, stones - first)):
         raise ValueError(f"only {ways:,} different opening(s) of {stones} stone(s) exist, not {count:,}")
     openings: dict[tuple[frozenset[int], frozenset[int]], Board] = {}  # by position, not by move order
     for _ in range(OPENING_TRIES * count):
         if len(openings) == count:
             break
-        moves = [int(m) for m in rng.choice(cells, stones, replace=False)]
+        picks = rng.choice(pool, stones, replace=False)  # with points=None the draws of before this option
+        moves = [int(m) for m in (picks if points is None else points[picks])]
         board = Board(width, height, n_in_row)
         for move in moves:
             board.do_move(move)
