@@ -21,10 +21,11 @@ if str(REPO_ROOT) not in sys.path:
 from gomoku.game.arena import (close_players, format_table, game_lines, home_board, output_problem,  # noqa: E402
                                play_openings, random_openings)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player  # noqa: E402
+from gomoku.game.board import DEFAULT_N_IN_ROW  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-N_IN_ROW = 5  # the rule of the games (the Board's default)
+N_IN_ROW = DEFAULT_N_IN_ROW  # the rule of the games
 MAX_SIZE = len(COLUMN_LETTERS)  # the games' moves are written in standard notation, columns A to Z
 
 
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         args.games_out.write_text("".join(json.dumps(line) + "\n" for line in game_lines([result])))
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
-                   "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed, "minutes": (time.time() - started) / 60,
+                   "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed,
+                   "minutes": (time.time() - started) / 60,
                    "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
                                          "p95": round(float(np.percentile(times, 95)) * 1000, 1),
                                          "slowest": round(max(times) * 1000, 1)} for name, times in answers.items()},

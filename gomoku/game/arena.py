@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gomoku.game.board import DRAW, Board, IllegalMoveError, other
+from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, DRAW, Board, IllegalMoveError, other
 from gomoku.game.processes import run_in_processes
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, format_point, make_player, parse_spec, trained_n_in_row, trained_size
@@ -32,8 +32,6 @@ OPENING_TRIES = 1000  # draws per opening asked for before random_openings gives
 
 Z_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 NAME_WIDTH = 24  # column width for player names in tables
-DEFAULT_SIZE = 9  # the board of a match unless asked for, or the rated net was trained on another
-DEFAULT_N_IN_ROW = 5
 
 
 @dataclass(frozen=True)
@@ -311,8 +309,8 @@ def format_table(results: Sequence[MatchResult]) -> str:
     return "\n".join([title, table_header(width), *(r.format_row(width) for r in results)])
 
 
-def play_match(player: Player, opponent: Player, games: int, width: int = 9, height: int = 9,
-               n_in_row: int = 5, progress: bool = False,
+def play_match(player: Player, opponent: Player, games: int, width: int = DEFAULT_SIZE,
+               height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW, progress: bool = False,
                on_game: Callable[[int, GameRecord], None] | None = None) -> MatchResult:
     """Play ``games`` games, colours alternating: even games ``player`` moves first (black, stones 1),
     odd games ``opponent`` does. ``on_game(index, record)`` is called after each game."""
@@ -341,8 +339,9 @@ def play_match(player: Player, opponent: Player, games: int, width: int = 9, hei
     return result
 
 
-def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = 9, height: int = 9,
-                    n_in_row: int = 5, centre: int | None = None) -> list[Board]:
+def random_openings(count: int, stones: int, rng: np.random.Generator, width: int = DEFAULT_SIZE,
+                    height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW,
+                    centre: int | None = None) -> list[Board]:
     """``count`` different positions of ``stones`` random stones (colours alternating, first
     player to move next when ``stones`` is even), as Gomocup-style openings; a draw in which a
     stone makes a line is drawn again. ``centre``: the stones only on points within that many
@@ -446,8 +445,8 @@ def close_players(*players: Player) -> None:
 
 
 def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: int | None = 0,
-             width: int = 9, height: int = 9, n_in_row: int = 5, progress: bool = False,
-             workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1,
+             width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW,
+             progress: bool = False, workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1,
              forced_moves: bool = True, vcf: bool = True, vct: bool = True,
              check_nodes: int | None = None) -> list[MatchResult]:
     """One match of ``player_spec`` against each opponent spec, colours alternating.

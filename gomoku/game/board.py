@@ -22,6 +22,8 @@ from mcts.evaluators import input_planes
 PLAYERS = (1, 2)
 DRAW = -1  # ``winner`` value of a drawn game (and of an unfinished one, as in the classic API)
 EMPTY = 0
+DEFAULT_SIZE = 9  # the board of this repository: 9x9, five in a row
+DEFAULT_N_IN_ROW = 5
 # The four line directions as (d_row, d_col): horizontal, vertical, two diagonals.
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
@@ -37,7 +39,8 @@ def other(player: int) -> int:
 class Board:
     """A game position with its move history. Cheap to copy: two flat lists."""
 
-    def __init__(self, width: int = 9, height: int = 9, n_in_row: int = 5, start_player: int = 1):
+    def __init__(self, width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW,
+                 start_player: int = 1):
         for name, value in (("width", width), ("height", height), ("n_in_row", n_in_row)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
