@@ -339,6 +339,22 @@ def test_random_openings_near_the_centre_keep_their_stones_there():
             for m in b.moves} == {y * 10 + x for y in range(3, 7) for x in range(3, 7)}
 
 
+def test_records_keep_each_search_players_own_estimate_of_the_game():
+    from gomoku.game.arena import game_lines
+    from gomoku.players.search import PureMCTSPlayer
+
+    record = play_game(PureMCTSPlayer(n_playout=40, seed=1), RandomPlayer(np.random.default_rng(2)), Board(5, 5, 4))
+    assert len(record.values) == len(record.moves)
+    assert all(value is None for value in record.values[1::2])  # the random player gives none
+    assert all(-1.0 <= value <= 1.0 for value in record.values[0::2])
+    # the first is the root value of the same search from the empty board
+    assert record.values[0] == PureMCTSPlayer(n_playout=40, seed=1).analyse(Board(5, 5, 4)).value
+    result = MatchResult("pure", "random")
+    result.add(record, player_first=True)
+    [line] = game_lines([result])
+    assert line["values"] == [None if v is None else round(v, 3) for v in record.values]
+
+
 def test_game_lines_say_how_many_moves_were_the_openings():
     from gomoku.game.arena import game_lines, play_openings, random_openings
 

@@ -75,6 +75,9 @@ class GameRecord:
     stats: tuple[SideStats, SideStats] = (SideStats(), SideStats())
     forfeit: ForfeitRecord | None = None
     opening: int = 0  # the first moves were the start position's (an opening), not the players'
+    # After each of the players' moves, the mover's own estimate of its result (-1 lost .. 1 won:
+    # a search player's root value, ``last_value``), or None from a player that gives none.
+    values: tuple[float | None, ...] = ()
 
     def board(self) -> Board:
         """The final position, replayed from the moves."""
@@ -95,7 +98,8 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
     IllegalMoveError naming the player when one returns an illegal move; a player that raises
     ``Forfeit`` (an external engine that crashed, was late, silent or illegal) loses the game.
     Each move's wall-clock time (an external engine's answer time, ``last_answer_seconds``) and
-    the playouts a player reports (``last_playouts``) are kept in the record's ``stats``.
+    the playouts a player reports (``last_playouts``) are kept in the record's ``stats``, its own
+    estimate of the game (``last_value``) in its ``values``.
     """
     if board is None:
         board = Board(start_player=1 if start_player is None else start_player)
@@ -109,6 +113,7 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
         if hasattr(player, "reset"):
             player.reset()
     stats = {1: SideStats(), 2: SideStats()}
+    values: list[float | None] = []
     forfeit = None
     while not board.game_end()[0]:
         stone = board.current_player
@@ -123,6 +128,7 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
         elapsed = time.perf_counter() - started
         answer = getattr(player, "last_answer_seconds", None)  # an external engine's answer, without its start
         stats[stone] = stats[stone].add(elapsed if answer is None else answer, getattr(player, "last_playouts", None))
+        values.append(getattr(player, "last_value", None))
         try:
             board.do_move(move)
         except IllegalMoveError as error:
@@ -132,7 +138,7 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
     winner = board.game_end()[1] if forfeit is None else other(forfeit.stone)
     record = GameRecord(tuple(board.moves), winner, board.start_player, board.width, board.height,
                         board.n_in_row, (player_name(player1), player_name(player2)), (stats[1], stats[2]), forfeit,
-                        opening)
+                        opening, tuple(values))
     log.debug("game over after %d moves, winner %s (%s vs %s)", len(record.moves), winner, *record.players)
     return record
 
@@ -272,8 +278,8 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
     """Every game of ``results`` as JSON data, one dict a game in match and game order: the
     opponent, the game's place in its match, the board, the player's colour (black moves first),
     the result from the player's side, the moves in standard notation (``play.py --moves``
-    replays them), how many of them were the opening's (not played by either side) and a
-    forfeit's reason."""
+    replays them), how many of them were the opening's (not played by either side), the movers'
+    own estimates after each of the players' moves (``GameRecord.values``) and a forfeit's reason."""
     lines = []
     for result in results:
         for index, record, own in zip(result.indices, result.records, result.own_stones):
@@ -285,6 +291,7 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
                           "result": outcome, "plies": len(record.moves),
                           "moves": ",".join(format_point(board, move) for move in record.moves),
                           "opening": record.opening,
+                          "values": [None if v is None else round(v, 3) for v in record.values],
                           "forfeit": record.forfeit.reason.value if record.forfeit else None})
     return lines
 

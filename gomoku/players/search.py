@@ -109,6 +109,11 @@ class SearchPlayer(Player):
         """Playouts of the last search (None before one)."""
         return None if self.last_result is None else int(self.last_result.playouts)
 
+    @property
+    def last_value(self) -> float | None:
+        """The last search's root value for the side that moved: -1 lost .. 1 won (None before one)."""
+        return None if self.last_result is None else float(self.last_result.value)
+
     def reset(self) -> None:
         if self._search is not None:
             self._search.reset()
