@@ -188,8 +188,8 @@ class Board:
         return new
 
     @classmethod
-    def from_moves(cls, moves: Iterable[int], width: int = 9, height: int = 9, n_in_row: int = 5,
-                   start_player: int = 1) -> "Board":
+    def from_moves(cls, moves: Iterable[int], width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE,
+                   n_in_row: int = DEFAULT_N_IN_ROW, start_player: int = 1) -> "Board":
         board = cls(width, height, n_in_row, start_player)
         for move in moves:
             board.do_move(move)

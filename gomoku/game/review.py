@@ -22,7 +22,7 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence
 
-from gomoku.game.board import Board, other
+from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, Board, other
 from gomoku.players.classical import _cells, winning_points
 from mcts.geometry import Geometry
 from mcts.threats import ThreatStatus
@@ -54,8 +54,9 @@ class Review:
     unsettled: tuple[int, ...] = ()
 
 
-def review_loss(moves: Sequence[int], loser: int, width: int = 9, height: int = 9, n_in_row: int = 5,
-                start_player: int = 1, nodes: int = REVIEW_NODES, opening: int = 0) -> Review:
+def review_loss(moves: Sequence[int], loser: int, width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE,
+                n_in_row: int = DEFAULT_N_IN_ROW, start_player: int = 1, nodes: int = REVIEW_NODES,
+                opening: int = 0) -> Review:
     """Review a game that ``loser`` (1 or 2, the stones) lost, from its ``moves`` (ValueError
     when they do not end with the other side's line); the first ``opening`` moves were the start
     position's, played by neither side, so none of them is a turning point (and a game the loser

@@ -15,6 +15,7 @@ from typing import Any, get_type_hints
 
 import yaml
 
+from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE
 from mcts.config import SearchSettings
 
 
@@ -46,9 +47,9 @@ MAX_LR = 1.0
 
 @dataclass
 class BoardConfig:
-    width: int = 9
-    height: int = 9
-    n_in_row: int = 5
+    width: int = DEFAULT_SIZE
+    height: int = DEFAULT_SIZE
+    n_in_row: int = DEFAULT_N_IN_ROW
 
     def validate(self, prefix: str) -> None:
         for name in ("width", "height", "n_in_row"):

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from gomoku.game.board import Board
+from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, Board
 
 CALIBRATION_GAMES = 20  # ~1,300 positions; calibrating on 480 more of az games changes nothing measured
 OPENING_STONES = 2
 
 
-def calibration_planes(width: int = 9, height: int = 9, n_in_row: int = 5, games: int = CALIBRATION_GAMES,
-                       seed: int = 0) -> np.ndarray:
+def calibration_planes(width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW,
+                       games: int = CALIBRATION_GAMES, seed: int = 0) -> np.ndarray:
     """The planes (``Board.current_state()``, float32 [N, 4, height, width]) of every position
     before the end of ``games`` seeded games between heuristic players from random openings."""
     from gomoku.players import HeuristicPlayer
@@ -33,8 +33,8 @@ def calibration_planes(width: int = 9, height: int = 9, n_in_row: int = 5, games
     return np.array(planes, dtype=np.float32)
 
 
-def int8_model(model: bytes, width: int, height: int, n_in_row: int = 5, games: int = CALIBRATION_GAMES,
-               seed: int = 0) -> bytes:
+def int8_model(model: bytes, width: int, height: int, n_in_row: int = DEFAULT_N_IN_ROW,
+               games: int = CALIBRATION_GAMES, seed: int = 0) -> bytes:
     """``model`` (a serialised float32 ONNX export of a net for ``width`` x ``height``) quantised
     to int8, calibrated on ``calibration_planes``."""
     from nets.onnx_quant import quantize_int8

@@ -17,13 +17,15 @@ import os
 import shutil
 from pathlib import Path
 
+from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE
+
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = ("index.html", "style.css", "game.js", "net.js", "search.js", "threats.js", "vct.js",
                 "players.js", "alphabeta.js", "worker.js", "app.js")
 WEB_FORMAT = "gomoku-zero-web/1"
 SUPPORTED_ARCHS = ("conv3", "resnet")  # nets/model.py's trunks; net.js runs both
-SUPPORTED_SIZE = (9, 9)  # the board of a net with fully connected heads; n_in_row is 5
-N_IN_ROW = 5
+SUPPORTED_SIZE = (DEFAULT_SIZE, DEFAULT_SIZE)  # the board of a net with fully connected heads; n_in_row is 5
+N_IN_ROW = DEFAULT_N_IN_ROW  # the page plays five in a row
 FC_HEAD = "fc"  # NetConfig.head of the fully connected heads (one board); the other, "pooled", plays any board
 PAGE_SIZES = (9, 15)  # the boards the page offers a pooled net, with the one it was trained on
 # The page's names of the tensors (``page_tensors``; net.js reads these): the trunk's 3x3
@@ -41,7 +43,7 @@ PAGE_VALUE = ("value_conv.weight", "value_conv.bias", "value_fc1.weight", "value
 BIG_BOARD_PLAYOUTS = 200
 
 
-def search_defaults(width: int = 9, height: int = 9) -> dict:
+def search_defaults(width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE) -> dict:
     """The Python AlphaZero player's defaults (gomoku/players/search.py), which the page uses, for
     a model trained on ``width`` x ``height`` (the board the page opens on): fewer playouts on a
     board bigger than 9x9, where each costs more."""
