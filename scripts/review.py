@@ -56,6 +56,15 @@ def describe(review: Review, board: Board) -> str:
     return text
 
 
+def own_estimate(review: Review, values: list | None) -> str:
+    """What the loser thought of its game after the turning move (a search player's root value,
+    the games file's ``values``), as a clause of the review's line; empty when the file has none."""
+    if review.verdict is Verdict.LOST_IN_OPENING or not isinstance(values, list) or len(values) < review.ply:
+        return ""
+    value = values[review.ply - 1]
+    return "" if not isinstance(value, (int, float)) else f"; its own estimate after that move: {value:+.2f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -124,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         verdicts[review.verdict.value] += 1
         print(f"{title} ({'player' if loser == player else 'opponent'} "
-              f"{'black' if loser == 1 else 'white'}, {len(moves)} plies): {describe(review, Board(*shape))}",
-              flush=True)
+              f"{'black' if loser == 1 else 'white'}, {len(moves)} plies): {describe(review, Board(*shape))}"
+              f"{own_estimate(review, line.get('values'))}", flush=True)
     counts = "".join(f"; {verdict}: {count}" for verdict, count in sorted(verdicts.items()))
     if not verdicts:  # say what the file held, and where the other side's losses are
         results = Counter(line.get("result") if isinstance(line, dict) else None for line in lines)

@@ -361,6 +361,8 @@ def test_game_lines_say_how_many_moves_were_the_openings():
     openings = random_openings(2, 2, np.random.default_rng(3))
     result = play_openings(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), openings)
     assert [line["opening"] for line in game_lines([result])] == [2, 2, 2, 2]
+    assert all(len(line["values"]) == line["plies"] and line["values"][:2] == [None, None]
+               for line in game_lines([result]))  # one a move, none for the opening's stones
     plain = play_match(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), games=1)
     assert game_lines([plain])[0]["opening"] == 0
 

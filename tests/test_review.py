@@ -79,8 +79,9 @@ def test_a_game_the_loser_never_moved_in_after_the_opening_is_lost_in_the_openin
             "player_colour": "black", "result": "loss", "plies": 10, "moves": OPENING_LOSS, "forfeit": None,
             "opening": 9}
     games = tmp_path / "games.jsonl"
-    games.write_text(json.dumps(line) + "\n" + json.dumps({**line, "game": 4, "moves": LET_IN_GAME, "opening": 0})
-                     + "\n")
+    values = [None] * 6 + [0.25, None, None, None]  # the loser's estimate after ply 7 (evaluate's `values`)
+    games.write_text(json.dumps(line) + "\n" + json.dumps({**line, "game": 4, "moves": LET_IN_GAME, "opening": 0,
+                                                           "values": values}) + "\n")
     assert load_script("review").main([str(games), "--nodes", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("heuristic game 2 (player black, 10 plies): lost in the opening: the start position "
@@ -89,7 +90,8 @@ def test_a_game_the_loser_never_moved_in_after_the_opening_is_lost_in_the_openin
     assert unsettled.verdict is Verdict.UNSETTLED and len(unsettled.unsettled) == 2
     assert out[1] == (f"heuristic game 4 (player black, 10 plies): unsettled at ply 7 "
                       f"{format_point(Board(), unsettled.move)}: the winner has a VCT "
-                      f"({format_point(Board(), unsettled.reply)}); no other move proved safe, 2 out of budget")
+                      f"({format_point(Board(), unsettled.reply)}); no other move proved safe, 2 out of budget"
+                      f"; its own estimate after that move: +0.25")
     assert out[2] == "2 lost game(s) reviewed; lost in the opening: 1; unsettled: 1"
 
 

@@ -75,8 +75,8 @@ class GameRecord:
     stats: tuple[SideStats, SideStats] = (SideStats(), SideStats())
     forfeit: ForfeitRecord | None = None
     opening: int = 0  # the first moves were the start position's (an opening), not the players'
-    # After each of the players' moves, the mover's own estimate of its result (-1 lost .. 1 won:
-    # a search player's root value, ``last_value``), or None from a player that gives none.
+    # After each move, the mover's own estimate of its result (-1 lost .. 1 won: a search player's
+    # root value, ``last_value``); None for the opening's stones and from a player that gives none.
     values: tuple[float | None, ...] = ()
 
     def board(self) -> Board:
@@ -113,7 +113,7 @@ def play_game(player1: Player, player2: Player, board: Board | None = None,
         if hasattr(player, "reset"):
             player.reset()
     stats = {1: SideStats(), 2: SideStats()}
-    values: list[float | None] = []
+    values: list[float | None] = [None] * opening  # one per move, as ``moves``
     forfeit = None
     while not board.game_end()[0]:
         stone = board.current_player
