@@ -151,6 +151,10 @@ def test_the_board_defaults_to_the_one_the_rated_net_was_trained_on(tmp_path, ca
     # --size and --n-in-row still choose; a net that cannot play them is refused in one line
     assert script.main(["--player", spec, "--opponent", "random", "--games", "1", "--size", "9"]) == 2
     assert capsys.readouterr().err.strip() == f"error: {spec}: the net is for a 7x7 board, not 9x9"
+    # a size or rule given as 0 is refused, not taken for "not given"
+    for option in ("--size", "--n-in-row"):
+        assert script.main(["--player", "random", "--opponent", "random", "--games", "1", option, "0"]) == 2
+        assert "must be a positive integer, got 0" in capsys.readouterr().err
     # a player without a net plays 9x9, 5 in a row
     assert script.main(["--player", "random", "--opponent", "random", "--games", "1", "--no-progress"]) == 0
     assert capsys.readouterr().out.startswith("1 games per opponent, 9x9, 5 in a row, seed 0\n")

@@ -278,8 +278,8 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
     """Every game of ``results`` as JSON data, one dict a game in match and game order: the
     opponent, the game's place in its match, the board, the player's colour (black moves first),
     the result from the player's side, the moves in standard notation (``play.py --moves``
-    replays them), how many of them were the opening's (not played by either side), the movers'
-    own estimates after each of the players' moves (``GameRecord.values``) and a forfeit's reason."""
+    replays them), how many of them were the opening's (not played by either side), each mover's
+    own estimate after its move (``GameRecord.values``, one a move) and a forfeit's reason."""
     lines = []
     for result in results:
         for index, record, own in zip(result.indices, result.records, result.own_stones):
@@ -437,10 +437,13 @@ def home_board(spec: str, size: int | None = None, n_in_row: int | None = None) 
     if size is not None and n_in_row is not None:
         return size, n_in_row
     player = make_player(spec) if parse_spec(spec).kind == "az" else None
-    board = size or trained_size(player) or DEFAULT_SIZE, n_in_row or trained_n_in_row(player) or DEFAULT_N_IN_ROW
     if player is not None:
         close_players(player)
-    return board
+    if size is None:
+        size = trained_size(player) or DEFAULT_SIZE
+    if n_in_row is None:
+        n_in_row = trained_n_in_row(player) or DEFAULT_N_IN_ROW
+    return size, n_in_row  # a given 0 stays 0, for the board's own check to refuse
 
 
 def close_players(*players: Player) -> None:
