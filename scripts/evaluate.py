@@ -91,7 +91,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--check-nodes", type=int, metavar="N", help="az players: the VCT budget of "
                         "their deep checks (their own win, then the final threat check; 0: off; "
                         "default: the player's, docs/threats.md)")
+    parser.add_argument("--c-puct", type=float, metavar="C", help="az players: PUCT's exploration weight "
+                        "(default: the player's, 5; docs/ladder.md measures 2.5)")
     args = parser.parse_args(argv)
+    if args.c_puct is not None and not (math.isfinite(args.c_puct) and args.c_puct > 0):
+        parser.error(f"--c-puct must be a positive number, got {args.c_puct:g}")
     if args.check_nodes is not None and args.check_nodes < 0:
         parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")
     if args.games < 1:
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                            height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
                            workers=args.workers, seconds=args.seconds, leaves_per_step=args.leaves,
                            forced_moves=not args.no_forced_moves, vcf=not args.no_vcf,
-                           check_nodes=args.check_nodes)
+                           check_nodes=args.check_nodes, c_puct=args.c_puct)
     except ValueError as error:  # a bad spec, checkpoint or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

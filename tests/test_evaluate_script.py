@@ -420,3 +420,27 @@ def test_a_negative_seed_and_a_human_in_worker_processes_are_refused_in_one_line
     with pytest.raises(SystemExit) as refused:
         load_script("play").parse_args(["--seed", "-5"])
     assert refused.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith("--seed must be at least 0, got -5")
+
+
+def test_c_puct_must_be_positive_and_reaches_the_az_players_alone(monkeypatch, capsys):
+    script = load_script("evaluate")
+    for value in ("0", "-1", "nan", "inf"):
+        with pytest.raises(SystemExit) as refused:
+            script.main(["--player", "minimax:1", "--opponent", "random", "--c-puct", value])
+        assert refused.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(f"--c-puct must be a positive number, got {value}")
+    import gomoku.game.arena as arena
+    built, make = [], arena.make_player
+
+    def spy(spec, **options):
+        built.append(make(spec, **options))
+        return built[-1]
+
+    monkeypatch.setattr(arena, "make_player", spy)
+    model = REPO_ROOT / "models" / "9x9.pt"
+    assert script.main(["--player", f"az:{model}:3", "--opponent", "random", "--games", "2", "--c-puct", "2.5",
+                        "--no-progress"]) == 0
+    searching = [player for player in built if hasattr(player, "config")]
+    # home_board and the spec's check build the player only to read its board and check it (the
+    # player's own c_puct, 5); the 2 games' players search with 2.5
+    assert [player.config.c_puct for player in searching] == [5.0, 5.0, 2.5, 2.5]

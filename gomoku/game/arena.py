@@ -458,13 +458,14 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
              width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW,
              progress: bool = False, workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1,
              forced_moves: bool = True, vcf: bool = True, vct: bool = True,
-             check_nodes: int | None = None) -> list[MatchResult]:
+             check_nodes: int | None = None, c_puct: float | None = None) -> list[MatchResult]:
     """One match of ``player_spec`` against each opponent spec, colours alternating.
 
     Every game gets fresh players with seeds derived from ``seed`` and the game's place, so the
     results are the same whatever ``workers`` (processes playing games in parallel) is.
     ``seconds`` caps the thinking time per move of the search players; ``leaves_per_step``,
-    ``forced_moves``, ``vcf``, ``vct`` and ``check_nodes`` are passed to the az players (see ``make_player``).
+    ``forced_moves``, ``vcf``, ``vct``, ``check_nodes`` and ``c_puct`` are passed to the az players (see
+    ``make_player``).
 
     A bad spec, a checkpoint that does not load or a board one of the players cannot play (an
     az net trained for another size or ``n_in_row``) raises ValueError before any game. Ctrl-C
@@ -486,7 +487,7 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
         sys.modules["torch"].set_num_threads(1)
     seeds = derive_seeds(seed, 2 * len(opponent_specs) * games)
     options = {"seconds": seconds, "leaves_per_step": leaves_per_step, "forced_moves": forced_moves, "vcf": vcf,
-               "vct": vct, "check_nodes": check_nodes}
+               "vct": vct, "check_nodes": check_nodes, "c_puct": c_puct}
     jobs = [(m, i, player_spec, spec, seeds[2 * (m * games + i): 2 * (m * games + i) + 2], width, height,
              n_in_row, options) for m, spec in enumerate(opponent_specs) for i in range(games)]
     records: dict[tuple[int, int], GameRecord] = {}

@@ -159,7 +159,8 @@ def trained_n_in_row(player: Player | None) -> int | None:
 
 def make_player(spec: str, seed: int | None = None, seconds: float | None = None,
                 leaves_per_step: int = 1, forced_moves: bool = True, vcf: bool = True, threads: int = 1,
-                vct: bool = True, check_nodes: int | None = None, pipeline: bool = False) -> Player:
+                vct: bool = True, check_nodes: int | None = None, pipeline: bool = False,
+                c_puct: float | None = None) -> Player:
     """Build a player from a spec (see PLAYER_SPECS_HELP); ``seed`` makes its choices repeatable.
 
     ``seconds`` caps the thinking time per move of the search players (pure, az) and minimax;
@@ -170,7 +171,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     ``vcf=False`` turns off only those (play and stop wins by continuous fours), ``vct=False``
     only the root's VCT rules (play and stop wins by fours and threes); ``check_nodes``: the az
     player's deep checks' budget (its own VCT, the final threat check; 0 off; None the player's
-    default). ``threads``: the az
+    default). ``c_puct``: the az player's PUCT exploration weight (None: the player's default,
+    ``AlphaZeroPlayer``'s). ``threads``: the az
     player's onnxruntime threads (1 where several players share the cores). ``pipeline`` (with
     ``leaves_per_step`` > 1): the az player's net runs on a thread of its own beside its search.
     """
@@ -195,7 +197,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         return AlphaZeroPlayer.from_checkpoint(parsed.path, n_playout=parsed.playouts, seed=seed,
                                                seconds=parsed.seconds or seconds, leaves_per_step=leaves_per_step,
                                                forced_moves=forced_moves, vcf=vcf, threads=threads, vct=vct,
-                                               pipeline=pipeline, **({} if check_nodes is None else {"check_nodes": check_nodes}))
+                                               pipeline=pipeline, **({} if check_nodes is None else {"check_nodes": check_nodes}),
+                                               **({} if c_puct is None else {"c_puct": c_puct}))
     from gomoku.players.external import PbrainPlayer, engine_command  # pbrain; lazy: subprocess plumbing
     if not Path(parsed.path).is_file() and shutil.which(parsed.path) is None:
         raise _bad_spec(spec, f"no engine at {parsed.path!r}")
