@@ -120,6 +120,12 @@ def _own_time(spec: str) -> bool:
         return False
 
 
+def search_options(args: argparse.Namespace) -> dict:
+    """The search options of the command line, as the JSON records them (null: the player's own)."""
+    return {"seconds": args.seconds, "leaves": args.leaves, "forced_moves": not args.no_forced_moves,
+            "vcf": not args.no_vcf, "check_nodes": args.check_nodes, "c_puct": args.c_puct}
+
+
 def default_player_spec() -> str | None:
     """The spec of the shipped model, or None when it is not there."""
     model = REPO_ROOT / DEFAULT_MODEL
@@ -201,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_FAILED
     if args.json:
         payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
-                   "n_in_row": args.n_in_row, "results": [r.to_dict(timing=True) for r in results]}
+                   "n_in_row": args.n_in_row, "options": search_options(args),
+                   "results": [r.to_dict(timing=True) for r in results]}
         if interrupted:
             payload.update(interrupted=True, games_played=interrupted.played, games_planned=interrupted.planned)
         try:

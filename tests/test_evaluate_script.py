@@ -40,6 +40,8 @@ def test_smoke_run_prints_the_table(tmp_path):
     assert 0.0 <= float(row[4]) <= 1.0
     payload = json.loads(out.read_text())
     assert payload["player_spec"] == "minimax:1" and payload["games"] == 2
+    assert payload["options"] == {"seconds": None, "leaves": 1, "forced_moves": True, "vcf": True,
+                                  "check_nodes": None, "c_puct": None}  # the players' own settings
     [result] = payload["results"]
     assert result["opponent"] == "random" and result["wins"] + result["draws"] + result["losses"] == 2
     assert f"{result['score']:.3f}" == row[4]
