@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -20,13 +21,21 @@ if str(REPO_ROOT) not in sys.path:
 
 from gomoku.game.arena import (close_players, format_table, game_lines, home_board, output_problem,  # noqa: E402
                                play_openings, random_openings)
-from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player  # noqa: E402
+from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player, parse_spec  # noqa: E402
 from gomoku.game.board import DEFAULT_N_IN_ROW  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 N_IN_ROW = DEFAULT_N_IN_ROW  # the rule of the games
 MAX_SIZE = len(COLUMN_LETTERS)  # the games' moves are written in standard notation, columns A to Z
+
+
+def is_az(spec: str) -> bool:
+    """Whether ``spec`` is an az player's (a bad spec is not, here: building the players reports it)."""
+    try:
+        return parse_spec(spec).kind == "az"
+    except ValueError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +59,15 @@ def main(argv: list[str] | None = None) -> int:
                         "answer times to this JSON file")
     parser.add_argument("--games-out", type=Path, metavar="PATH", help="every game as a JSON line, as "
                         "evaluate.py --games-out writes them (scripts/review.py reads them)")
+    parser.add_argument("--player-c-puct", type=float, metavar="C", help="an az --player's PUCT exploration "
+                        "weight (default: the player's, 5); the opponent keeps its own, so that az against az "
+                        "measures a setting head to head")
     args = parser.parse_args(argv)
+    if args.player_c_puct is not None:
+        if not (math.isfinite(args.player_c_puct) and args.player_c_puct > 0):
+            parser.error(f"--player-c-puct must be a positive number, got {args.player_c_puct:g}")
+        if not is_az(args.player):
+            parser.error(f"--player-c-puct is for an az player, not {args.player!r}")
     if args.openings < 1:
         parser.error(f"--openings must be at least 1, got {args.openings}")
     if args.seed < 0:
@@ -77,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         where = "" if args.centre is None else f" --centre {args.centre}"
         parser.error(f"--openings {args.openings} --stones {args.stones}{where}: {error}")
     try:
-        player, opponent = make_player(args.player, seed=args.seed), make_player(args.opponent, seed=args.seed + 1)
+        player = make_player(args.player, seed=args.seed, c_puct=args.player_c_puct)
+        if args.player_c_puct is not None:  # named apart from an opponent of the same spec
+            player.name = f"{player.name} (c_puct {args.player_c_puct:g})"
+        opponent = make_player(args.opponent, seed=args.seed + 1)
         for side in (player, opponent):  # a net for another board or rule: before the games
             if hasattr(side, "check_board"):
                 side.check_board(openings[0])
@@ -110,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
                    "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed,
+                   "player_c_puct": args.player_c_puct,
                    "minutes": (time.time() - started) / 60,
                    "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
                                          "p95": round(float(np.percentile(times, 95)) * 1000, 1),

@@ -366,7 +366,10 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
             (["--centre", "-1"], "--centre must be at least 0, got -1"),
             (["--centre", "0", "--openings", "2"],
              "--openings 2 --stones 2 --centre 0: 2 stones do not fit the 1 point(s) within 0 of the centre"),
-            (["--openings", "0"], "--openings must be at least 1, got 0")):
+            (["--openings", "0"], "--openings must be at least 1, got 0"),
+            (["--player-c-puct", "0"], "--player-c-puct must be a positive number, got 0"),
+            (["--player-c-puct", "nan"], "--player-c-puct must be a positive number, got nan"),
+            (["--player-c-puct", "2.5"], "--player-c-puct is for an az player, not 'heuristic'")):
         with pytest.raises(SystemExit) as exit_:
             script.main(["--player", "heuristic", "--opponent", "random", *argv])
         out, err = capsys.readouterr()
@@ -446,3 +449,21 @@ def test_c_puct_must_be_positive_and_reaches_the_az_players_alone(monkeypatch, c
     # home_board and the spec's check build the player only to read its board and check it (the
     # player's own c_puct, 5); the 2 games' players search with 2.5
     assert [player.config.c_puct for player in searching] == [5.0, 5.0, 2.5, 2.5]
+
+
+def test_clock_match_player_c_puct_sets_the_players_alone(monkeypatch, tmp_path, capsys):
+    script = load_script("clock_match")
+    built, make = [], script.make_player
+
+    def spy(spec, **options):
+        built.append(make(spec, **options))
+        return built[-1]
+
+    monkeypatch.setattr(script, "make_player", spy)
+    out = tmp_path / "h2h.json"
+    assert script.main(["--player", "az:models/9x9.pt:3", "--opponent", "az:models/9x9.pt:3", "--openings", "1",
+                        "--player-c-puct", "2.5", "--json", str(out)]) == 0
+    player, opponent = built
+    assert (player.config.c_puct, opponent.config.c_puct) == (2.5, 5.0)
+    assert json.loads(out.read_text())["player_c_puct"] == 2.5
+    assert "player: az:models/9x9.pt:3 (c_puct 2.5)" in capsys.readouterr().out.splitlines()
