@@ -22,6 +22,7 @@ if str(REPO_ROOT) not in sys.path:
 from gomoku.game.arena import (close_players, format_table, game_lines, home_board, output_problem,  # noqa: E402
                                play_openings, random_openings)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player, parse_spec  # noqa: E402
+from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.game.board import DEFAULT_N_IN_ROW  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -60,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games-out", type=Path, metavar="PATH", help="every game as a JSON line, as "
                         "evaluate.py --games-out writes them (scripts/review.py reads them)")
     parser.add_argument("--player-c-puct", type=float, metavar="C", help="an az --player's PUCT exploration "
-                        "weight (default: the player's, 5); the opponent keeps its own, so that az against az "
-                        "measures a setting head to head")
+                        f"weight (default: the player's, {PLAYER_C_PUCT:g}); the opponent keeps its own, so that "
+                        "az against az measures a setting head to head")
     args = parser.parse_args(argv)
     if args.player_c_puct is not None:
         if not (math.isfinite(args.player_c_puct) and args.player_c_puct > 0):

@@ -27,6 +27,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
 from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, home_board,  # noqa: E402
                                name_width, output_problem)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed, parse_spec  # noqa: E402
+from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.players.classical import InputEnded  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
@@ -92,7 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "their deep checks (their own win, then the final threat check; 0: off; "
                         "default: the player's, docs/threats.md)")
     parser.add_argument("--c-puct", type=float, metavar="C", help="az players: PUCT's exploration weight "
-                        "(default: the player's, 5; docs/ladder.md measures 2.5)")
+                        f"(default: the player's, {PLAYER_C_PUCT:g}; docs/ladder.md measures 2.5)")
     args = parser.parse_args(argv)
     if args.c_puct is not None and not (math.isfinite(args.c_puct) and args.c_puct > 0):
         parser.error(f"--c-puct must be a positive number, got {args.c_puct:g}")

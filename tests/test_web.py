@@ -13,6 +13,7 @@ import pytest
 
 from gomoku import Board
 from gomoku.players import HeuristicPlayer, MinimaxPlayer, format_point
+from gomoku.players.search import PLAYER_C_PUCT
 from gomoku.players.alphabeta import AlphaBetaPlayer
 from gomoku.web import ExportError, export_site
 from gomoku.web.export import BIG_BOARD_PLAYOUTS, STATIC_FILES
@@ -76,7 +77,7 @@ def test_export_writes_a_static_site(site):
     assert (meta["arch"], meta["width"], meta["height"], meta["n_in_row"]) == ("conv3", 9, 9, 5)
     assert meta["parameters"] == 131_132
     assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
-    assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == 5.0
+    assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == PLAYER_C_PUCT == 5.0
     assert meta["search"]["forced_moves"] is True
     from gomoku.players.search import CHECK_NODES
     from mcts.vct import DEFAULT_VCT_NODES

@@ -40,6 +40,7 @@ CHECK_TIME_SHARE = 0.25
 log = logging.getLogger(__name__)
 
 PURE_C_PUCT = 5.0
+PLAYER_C_PUCT = 5.0  # the az player's PUCT exploration weight (2.5 measured no stronger: docs/ladder.md)
 
 
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
@@ -298,7 +299,7 @@ class AlphaZeroPlayer(SearchPlayer):
     the budget of the deep checks: a VCT of its own is played at once (``deep_win``), and the move
     is checked against the opponent's (``final_check_nodes``, ``final_check``)."""
 
-    def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = 5.0, seed: int | None = None,
+    def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = PLAYER_C_PUCT, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
                  forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
                  vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0,

@@ -50,13 +50,13 @@ def search_defaults(width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE) -> di
     import inspect
 
     from gomoku.players import SHIPPED_PLAYOUTS
-    from gomoku.players.search import AlphaZeroPlayer
+    from gomoku.players.search import PLAYER_C_PUCT, AlphaZeroPlayer
 
     parameters = inspect.signature(AlphaZeroPlayer.__init__).parameters
     default = lambda name, fallback: (parameters[name].default if name in parameters  # noqa: E731
                                       and parameters[name].default is not inspect.Parameter.empty else fallback)
     playouts = SHIPPED_PLAYOUTS if width * height <= SUPPORTED_SIZE[0] * SUPPORTED_SIZE[1] else BIG_BOARD_PLAYOUTS
-    return {"playouts": playouts, "c_puct": float(default("c_puct", 5.0)),
+    return {"playouts": playouts, "c_puct": float(default("c_puct", PLAYER_C_PUCT)),
             "forced_moves": bool(default("forced_moves", True)), "vcf": bool(default("vcf", False)),
             "vcf_nodes": int(default("vcf_nodes", 200)), "vct": bool(default("vct", False)),
             "vct_nodes": int(default("vct_nodes", 1000)), "check_nodes": int(default("check_nodes", 0))}
