@@ -19,8 +19,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import (close_players, format_table, game_lines, home_board, output_problem,  # noqa: E402
-                               play_openings, random_openings)
+from gomoku.game.arena import (MatchResult, close_players, format_table, game_lines, home_board,  # noqa: E402
+                               output_problem, play_openings, player_name, random_openings, stop_on_signals,
+                               stop_reason)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player, parse_spec  # noqa: E402
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.game.board import DEFAULT_N_IN_ROW  # noqa: E402
@@ -63,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--player-c-puct", type=float, metavar="C", help="an az --player's PUCT exploration "
                         f"weight (default: the player's, {PLAYER_C_PUCT:g}); the opponent keeps its own, so that "
                         "az against az measures a setting head to head")
+    parser.add_argument("--check-nodes", type=int, metavar="N", help="az players: the VCT budget of their deep "
+                        "checks (0: off, much faster for short trial matches; default: the player's, docs/threats.md)")
     args = parser.parse_args(argv)
+    if args.check_nodes is not None and args.check_nodes < 0:
+        parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")
     if args.player_c_puct is not None:
         if not (math.isfinite(args.player_c_puct) and args.player_c_puct > 0):
             parser.error(f"--player-c-puct must be a positive number, got {args.player_c_puct:g}")
@@ -94,29 +99,51 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # more openings than the stones can make
         where = "" if args.centre is None else f" --centre {args.centre}"
         parser.error(f"--openings {args.openings} --stones {args.stones}{where}: {error}")
+    stop_on_signals()  # Ctrl-C and a plain `kill` both stop the games and keep the finished ones
+    player = opponent = None
     try:
-        player = make_player(args.player, seed=args.seed, c_puct=args.player_c_puct)
+        player = make_player(args.player, seed=args.seed, c_puct=args.player_c_puct, check_nodes=args.check_nodes)
         if args.player_c_puct is not None:  # named apart from an opponent of the same spec
             player.name = f"{player.name} (c_puct {args.player_c_puct:g})"
-        opponent = make_player(args.opponent, seed=args.seed + 1)
+        opponent = make_player(args.opponent, seed=args.seed + 1, check_nodes=args.check_nodes)
         for side in (player, opponent):  # a net for another board or rule: before the games
             if hasattr(side, "check_board"):
                 side.check_board(openings[0])
     except ValueError as error:
+        close_players(*(side for side in (player, opponent) if side is not None))
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as stop:  # while loading the players
+        close_players(*(side for side in (player, opponent) if side is not None))
+        reason, status = stop_reason(stop)
+        print(f"{reason} before any game was played", file=sys.stderr)
+        return status
+    where = "anywhere" if args.centre is None else f"within {args.centre} of the centre"
+    print(f"{len(openings)} openings of {args.stones} stones {where}, each twice with colours swapped, "
+          f"{args.size}x{args.size}, {N_IN_ROW} in a row, seed {args.seed}", flush=True)
     started = time.time()
+    finished = []  # (game index, record) of the games played so far
 
     def progress(index, record):
+        finished.append((index, record))
         winner = {1: record.players[0], 2: record.players[1]}.get(record.winner, "draw")
         note = f" ({record.forfeit.reason.value} forfeit)" if record.forfeit else ""
         print(f"game {index + 1}/{2 * len(openings)}: {len(record.moves)} moves, {winner}{note}", flush=True)
 
+    interrupted = None
     try:
         result = play_openings(player, opponent, openings, on_game=progress)
-    except KeyboardInterrupt:  # Ctrl-C: the engines are closed below, the games so far were printed
-        print("interrupted: no table (the games above are all there is)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the engines are closed below
+        reason, status = stop_reason(stop)
+        if not finished:
+            print(f"{reason} before any game finished: no results", file=sys.stderr)
+            return status
+        interrupted = stop
+        print(f"{reason} after {len(finished)} of {2 * len(openings)} games: the results of the finished "
+              "games follow (colours are not balanced)", file=sys.stderr)
+        result = MatchResult(player_name(player), player_name(opponent))
+        for index, record in finished:
+            result.add(record, player_first=index % 2 == 0, index=index)
     finally:
         close_players(player, opponent)
     print(format_table([result]))  # the player named above the row: its wins, draws, losses
@@ -131,14 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
                    "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed,
-                   "player_c_puct": args.player_c_puct,
+                   "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes,
                    "minutes": (time.time() - started) / 60,
                    "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
                                          "p95": round(float(np.percentile(times, 95)) * 1000, 1),
                                          "slowest": round(max(times) * 1000, 1)} for name, times in answers.items()},
                    "result": result.to_dict(timing=True)}
+        if interrupted:
+            payload.update(interrupted=True, games_played=len(finished), games_planned=2 * len(openings))
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    return 0
+    return stop_reason(interrupted)[1] if interrupted else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import signal
 import sys
 from pathlib import Path
 
@@ -25,10 +24,10 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, home_board,  # noqa: E402
-                               name_width, output_problem)
+                               name_width, output_problem, stop_on_signals, stop_reason)
 from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed, parse_spec  # noqa: E402
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
-from gomoku.players.classical import InputEnded  # noqa: E402
+from gomoku.game.board import MAX_SIZE  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
@@ -38,25 +37,6 @@ DEFAULT_GAMES = 20
 DEFAULT_SEED = 0
 EXIT_USAGE = 2
 EXIT_FAILED = 1
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
-EXIT_TERMINATED = 128 + signal.SIGTERM
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an interrupt: the finished games are kept as on Ctrl-C."""
-
-
-def _terminate(signum, frame) -> None:
-    raise Terminated()
-
-
-def stop_reason(stop: BaseException | None) -> tuple[str, int]:
-    """How an interrupted evaluation ended, in words, and its exit status."""
-    if isinstance(stop, Terminated):
-        return "stopped by SIGTERM", EXIT_TERMINATED
-    if isinstance(stop, InputEnded):
-        return f"stopped ({stop})", EXIT_INTERRUPTED
-    return "interrupted", EXIT_INTERRUPTED
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -71,8 +51,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="games per opponent, colours alternating (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help="seed for every player's random choices (default: %(default)s)")
-    parser.add_argument("--size", type=int, help="board width and height (default: the board the player's net "
-                        "was trained on, else 9)")
+    parser.add_argument("--size", type=int, help=f"board width and height, at most {MAX_SIZE} (default: the board "
+                        "the player's net was trained on, else 9)")
     parser.add_argument("--n-in-row", type=int, help="stones in a row to win (default: the player's net's rule, "
                         "else 5)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results to this JSON file")
@@ -97,6 +77,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.c_puct is not None and not (math.isfinite(args.c_puct) and args.c_puct > 0):
         parser.error(f"--c-puct must be a positive number, got {args.c_puct:g}")
+    if args.size is not None and args.size > MAX_SIZE:  # a typo (1000) would play for hours
+        parser.error(f"--size must be at most {MAX_SIZE}, got {args.size}")
     if args.check_nodes is not None and args.check_nodes < 0:
         parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")
     if args.games < 1:
@@ -138,10 +120,7 @@ def default_player_spec() -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    # Ctrl-C and a plain `kill` both stop the games and keep the finished ones (a shell starts
-    # background jobs with SIGINT ignored: put Python's handler back).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)
+    stop_on_signals()  # Ctrl-C and a plain `kill` both stop the games and keep the finished ones
     player_spec = args.player or default_player_spec()
     if player_spec is None:
         print(f"no shipped model at {DEFAULT_MODEL} yet; train one with scripts/train.py or pass --player",

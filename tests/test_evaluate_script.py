@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.game.arena import MatchResult
+from gomoku.game.arena import MatchResult, Terminated
 from tests.fakes import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -303,7 +303,7 @@ def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
     text = " ".join(run("--help").stdout.split())
     for default in ("default: az:models/9x9.pt:400", "default: pure:1000 pure:3000 pure:5000 pure:10000",
                     "alternating (default: 20)", "choices (default: 0)",
-                    "height (default: the board the player's net was trained on, else 9)",
+                    "height, at most 32 (default: the board the player's net was trained on, else 9)",
                     "to win (default: the player's net's rule, else 5)"):
         assert default in text, default
 
@@ -337,8 +337,10 @@ def test_clock_match_names_the_player_whose_record_it_prints(tmp_path):
     assert games[0]["moves"].split(",")[:2] == games[1]["moves"].split(",")[:2]  # its two stones first
     assert sum(game["result"] == "win" for game in games) == result["wins"]
     lines = done.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines[:2]] == ["game 1/2", "game 2/2"]
-    title, header, row = lines[2:5]
+    assert lines[0] == ("1 openings of 2 stones anywhere, each twice with colours swapped, 9x9, 5 in a row, "
+                        "seed 3")
+    assert [line.split(":")[0] for line in lines[1:3]] == ["game 1/2", "game 2/2"]
+    title, header, row = lines[3:6]
     assert title == "player: heuristic" and header.split()[:2] == ["opponent", "+W"]
     assert row.split()[:2] == ["random", f"+{result['wins']}"]
     assert f"+{result['wins']} ={result['draws']} -{result['losses']}" in row
@@ -367,6 +369,7 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
             (["--centre", "0", "--openings", "2"],
              "--openings 2 --stones 2 --centre 0: 2 stones do not fit the 1 point(s) within 0 of the centre"),
             (["--openings", "0"], "--openings must be at least 1, got 0"),
+            (["--check-nodes", "-1"], "--check-nodes must be at least 0, got -1"),
             (["--player-c-puct", "0"], "--player-c-puct must be a positive number, got 0"),
             (["--player-c-puct", "nan"], "--player-c-puct must be a positive number, got nan"),
             (["--player-c-puct", "2.5"], "--player-c-puct is for an az player, not 'heuristic'")):
@@ -402,8 +405,36 @@ def test_clock_match_ctrl_c_is_one_line_and_closes_the_players(monkeypatch, caps
     monkeypatch.setattr(script, "play_openings", interrupted)
     monkeypatch.setattr(script, "close_players", lambda *players: closed.extend(players))
     assert script.main(["--player", "heuristic", "--opponent", "random", "--openings", "1"]) == 130
-    assert capsys.readouterr().err.strip() == "interrupted: no table (the games above are all there is)"
+    assert capsys.readouterr().err.strip() == "interrupted before any game finished: no results"
     assert len(closed) == 2
+
+
+def test_clock_match_keeps_the_finished_games_when_stopped(monkeypatch, tmp_path, capsys):
+    """It printed "no table" and wrote nothing, so a long clock match stopped late lost every game."""
+    script = load_script("clock_match")
+    real = script.play_openings
+
+    def three_games_then_sigterm(player, opponent, openings, on_game):
+        def on_game_then_stop(index, record):
+            on_game(index, record)
+            if index == 2:
+                raise Terminated()  # what SIGTERM raises
+        return real(player, opponent, openings, on_game=on_game_then_stop)
+
+    monkeypatch.setattr(script, "play_openings", three_games_then_sigterm)
+    out, games = tmp_path / "m.json", tmp_path / "g.jsonl"
+    assert script.main(["--player", "heuristic", "--opponent", "random", "--openings", "4", "--seed", "1",
+                        "--json", str(out), "--games-out", str(games)]) == 143
+    printed, err = capsys.readouterr()
+    assert err.strip() == ("stopped by SIGTERM after 3 of 8 games: the results of the finished games follow "
+                           "(colours are not balanced)")
+    payload = json.loads(out.read_text())
+    assert (payload["interrupted"], payload["games_played"], payload["games_planned"]) == (True, 3, 8)
+    result = payload["result"]
+    assert result["wins"] + result["draws"] + result["losses"] == 3 == len(games.read_text().splitlines())
+    assert [json.loads(line)["player_colour"] for line in games.read_text().splitlines()] == ["black", "white",
+                                                                                            "black"]
+    assert f"+{result['wins']} ={result['draws']} -{result['losses']}" in printed
 
 
 def test_a_negative_seed_and_a_human_in_worker_processes_are_refused_in_one_line(capsys):
@@ -418,6 +449,10 @@ def test_a_negative_seed_and_a_human_in_worker_processes_are_refused_in_one_line
                         "--no-progress"]) == 2
     assert capsys.readouterr().err.strip() == ("error: 'human' plays from the keyboard, which worker processes "
                                                "do not have: use one worker")
+    with pytest.raises(SystemExit) as refused:  # it played a 1000x1000 board, for hours
+        script.main(["--player", "random", "--opponent", "random", "--games", "1", "--size", "1000"])
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(": error: --size must be at most 32, got 1000")
     with pytest.raises(SystemExit) as refused:  # it said "leaves_per_step must be >= 1" (with az players only)
         script.main(["--player", "minimax:1", "--opponent", "random", "--games", "2", "--leaves", "0"])
     assert refused.value.code == 2
@@ -462,8 +497,9 @@ def test_clock_match_player_c_puct_sets_the_players_alone(monkeypatch, tmp_path,
     monkeypatch.setattr(script, "make_player", spy)
     out = tmp_path / "h2h.json"
     assert script.main(["--player", "az:models/9x9.pt:3", "--opponent", "az:models/9x9.pt:3", "--openings", "1",
-                        "--player-c-puct", "2.5", "--json", str(out)]) == 0
+                        "--player-c-puct", "2.5", "--check-nodes", "0", "--json", str(out)]) == 0
     player, opponent = built
     assert (player.config.c_puct, opponent.config.c_puct) == (2.5, 5.0)
+    assert player.check_nodes == opponent.check_nodes == 0  # --check-nodes: both az players
     assert json.loads(out.read_text())["player_c_puct"] == 2.5
     assert "player: az:models/9x9.pt:3 (c_puct 2.5)" in capsys.readouterr().out.splitlines()

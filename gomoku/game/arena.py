@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, DRAW, Board, Illeg
 from gomoku.game.processes import run_in_processes
 from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, format_point, make_player, parse_spec, trained_n_in_row, trained_size
-from gomoku.players.classical import HumanPlayer
+from gomoku.players.classical import HumanPlayer, InputEnded
 
 log = logging.getLogger(__name__)
 
@@ -406,6 +407,34 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
     if seed is None:
         return [None] * count
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt: a match's finished games are kept as on Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated()
+
+
+def stop_on_signals() -> None:
+    """Make Ctrl-C and a plain ``kill`` both interrupt a match script (a shell starts background
+    jobs with SIGINT ignored: put Python's handler back; SIGTERM raises ``Terminated``)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+def stop_reason(stop: BaseException | None) -> tuple[str, int]:
+    """How an interrupted match ended, in words, and its exit status."""
+    if isinstance(stop, Terminated):
+        return "stopped by SIGTERM", EXIT_TERMINATED
+    if isinstance(stop, InputEnded):
+        return f"stopped ({stop})", EXIT_INTERRUPTED
+    return "interrupted", EXIT_INTERRUPTED
 
 
 class EvaluationInterrupted(KeyboardInterrupt):

@@ -24,6 +24,7 @@ DRAW = -1  # ``winner`` value of a drawn game (and of an unfinished one, as in t
 EMPTY = 0
 DEFAULT_SIZE = 9  # the board of this repository: 9x9, five in a row
 DEFAULT_N_IN_ROW = 5
+MAX_SIZE = 32  # the largest board side played: the Gomocup protocol's (nets.model.MAX_BOARD_SIDE agrees)
 # The four line directions as (d_row, d_col): horizontal, vertical, two diagonals.
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 

@@ -47,9 +47,9 @@ import threading
 import time
 from typing import Callable
 
-from gomoku.game.board import EMPTY, Board, other
+from gomoku.game.board import EMPTY, MAX_SIZE, Board, other
 from gomoku.pbrain.loader import EngineOptions, Players
-from gomoku.pbrain.protocol import (ABOUT, MAX_SIZE, MIN_SIZE, N_IN_ROW, About, BadInfo, Begin, Blank, BoardBegin,
+from gomoku.pbrain.protocol import (ABOUT, MIN_SIZE, N_IN_ROW, About, BadInfo, Begin, Blank, BoardBegin,
                                     Done, End, Info, Malformed, NotAStone, ProtocolError, Restart, Stone,
                                     Swap2BoardBegin, Takeback, Turn, Undecodable, Unknown, format_error,
                                     format_message, format_move, format_unknown, move_at, parse_command, parse_line,

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from gomoku.game.board import Board
-from gomoku.pbrain.protocol import MAX_SIZE, MIN_SIZE, N_IN_ROW, ProtocolError
+from gomoku.game.board import MAX_SIZE  # the search's per-node arrays grow with the board; Gomocup uses 15 and 20
+from gomoku.pbrain.protocol import MIN_SIZE, N_IN_ROW, ProtocolError
 from gomoku.players import SHIPPED_MODEL
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,6 @@ ABOUT = f'name="{NAME}", version="{VERSION}", author="{AUTHOR}", country="{COUNT
 
 N_IN_ROW = 5  # the protocol's games are five in a row (freestyle)
 MIN_SIZE = N_IN_ROW
-MAX_SIZE = 32  # the search's per-node arrays grow with the board; Gomocup uses 15 and 20
 MAX_LINE_BYTES = 4096  # a longer line (in characters for a text line) is not a command: ERROR
 
 # Rule bits of INFO rule. Bit 2 (continuous game) only says the manager may go on after a line

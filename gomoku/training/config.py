@@ -15,7 +15,7 @@ from typing import Any, get_type_hints
 
 import yaml
 
-from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE
+from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, MAX_SIZE
 from mcts.config import SearchSettings
 
 
@@ -35,7 +35,7 @@ def _check_range(value: float, low: float, high: float, key: str) -> None:
 # Upper bounds of the sizes: far past any useful run, low enough that a typo (an extra zero, 1e12)
 # is an error naming the key instead of an allocation that fails (or a run that never ends).
 MAX_SEED = 2**32 - 1
-MAX_BOARD = 32  # the Gomocup protocol's largest board
+MAX_BOARD = MAX_SIZE  # the Gomocup protocol's largest board
 MAX_CHANNELS = 512  # the net's own bounds (nets.model, which imports torch: tests/test_config_symmetry.py
 MAX_BLOCKS = 40  # checks that they agree)
 MAX_PLAYOUTS = 100_000
