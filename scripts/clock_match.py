@@ -22,7 +22,7 @@ if str(REPO_ROOT) not in sys.path:
 from gomoku.game.arena import (MatchResult, close_players, format_table, game_lines, home_board,  # noqa: E402
                                output_problem, play_openings, player_name, random_openings, stop_on_signals,
                                stop_reason)
-from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player, parse_spec  # noqa: E402
+from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player, spec_kind  # noqa: E402
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.game.board import DEFAULT_N_IN_ROW  # noqa: E402
 
@@ -30,14 +30,6 @@ import numpy as np  # noqa: E402
 
 N_IN_ROW = DEFAULT_N_IN_ROW  # the rule of the games
 MAX_SIZE = len(COLUMN_LETTERS)  # the games' moves are written in standard notation, columns A to Z
-
-
-def is_az(spec: str) -> bool:
-    """Whether ``spec`` is an az player's (a bad spec is not, here: building the players reports it)."""
-    try:
-        return parse_spec(spec).kind == "az"
-    except ValueError:
-        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.player_c_puct is not None:
         if not (math.isfinite(args.player_c_puct) and args.player_c_puct > 0):
             parser.error(f"--player-c-puct must be a positive number, got {args.player_c_puct:g}")
-        if not is_az(args.player):
+        if spec_kind(args.player) not in ("az", None):
             parser.error(f"--player-c-puct is for an az player, not {args.player!r}")
     if args.openings < 1:
         parser.error(f"--openings must be at least 1, got {args.openings}")

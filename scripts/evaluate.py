@@ -25,7 +25,8 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
 
 from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, home_board,  # noqa: E402
                                name_width, output_problem, stop_on_signals, stop_reason)
-from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed, parse_spec  # noqa: E402
+from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed,  # noqa: E402
+                             parse_spec, spec_kind)
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.game.board import MAX_SIZE  # noqa: E402
 
@@ -143,6 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds is not None and (own := [spec for spec in (player_spec, *opponents) if _own_time(spec)]):
         print(f"error: --seconds caps the players given playouts (az:PATH:400 --seconds 1), not a spec's own "
               f"time a move: {', '.join(own)}", file=sys.stderr)
+        return EXIT_USAGE
+    az_options = [option for option, given in (
+        ("--leaves", args.leaves != 1), ("--no-forced-moves", args.no_forced_moves), ("--no-vcf", args.no_vcf),
+        ("--check-nodes", args.check_nodes is not None), ("--c-puct", args.c_puct is not None)) if given]
+    kinds = [spec_kind(spec) for spec in (player_spec, *opponents)]
+    if az_options and None not in kinds and "az" not in kinds:  # (a bad spec is reported below)
+        print(f"error: {' '.join(az_options)}: for az players, and none plays in this match", file=sys.stderr)
         return EXIT_USAGE
     interrupted = None
     try:

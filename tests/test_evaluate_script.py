@@ -469,6 +469,9 @@ def test_c_puct_must_be_positive_and_reaches_the_az_players_alone(monkeypatch, c
             script.main(["--player", "minimax:1", "--opponent", "random", "--c-puct", value])
         assert refused.value.code == 2
         assert capsys.readouterr().err.splitlines()[-1].endswith(f"--c-puct must be a positive number, got {value}")
+    # with no az player in the match, the az players' options are refused (they were ignored)
+    assert script.main(["--player", "minimax:1", "--opponent", "random", "--c-puct", "2.5", "--leaves", "4"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --leaves --c-puct: for az players, and none plays in this match"
     import gomoku.game.arena as arena
     built, make = [], arena.make_player
 

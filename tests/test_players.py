@@ -244,6 +244,10 @@ def test_pbrain_specs_name_a_missing_or_not_executable_engine(tmp_path):
         with pytest.raises(ValueError, match="valid forms") as info:
             make_player(f"pbrain:{path}:100")
         assert why in str(info.value)
+    for turn in ("-5", "abc"):  # not a turn time, so part of the path: the message says what MS must be
+        with pytest.raises(ValueError) as info:
+            make_player(f"pbrain:{tmp_path / 'nope'}:{turn}")
+        assert f"no engine at '{tmp_path / 'nope'}:{turn}' (MS after the last ':' is a whole number" in str(info.value)
     script = tmp_path / "engine.py"  # a Python script runs with this interpreter: no execute bit needed
     script.write_text("")
     assert make_player(f"pbrain:{script}:100").name == f"pbrain:{script}:100"

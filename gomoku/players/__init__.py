@@ -141,6 +141,15 @@ def parse_spec(spec: str) -> PlayerSpec:
     raise _bad_spec(spec)
 
 
+def spec_kind(spec: str) -> str | None:
+    """The kind of player ``spec`` names (az, pbrain, ...); None for a bad spec (``parse_spec``
+    says why)."""
+    try:
+        return parse_spec(spec).kind
+    except ValueError:
+        return None
+
+
 def is_timed(spec: str) -> bool:
     """Whether ``spec`` plays under a clock (see ``PlayerSpec.timed``)."""
     return parse_spec(spec).timed
@@ -201,7 +210,8 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
                                                **({} if c_puct is None else {"c_puct": c_puct}))
     from gomoku.players.external import PbrainPlayer, engine_command  # pbrain; lazy: subprocess plumbing
     if not Path(parsed.path).is_file() and shutil.which(parsed.path) is None:
-        raise _bad_spec(spec, f"no engine at {parsed.path!r}")
+        hint = " (MS after the last ':' is a whole number of milliseconds)" if ":" in parsed.path else ""
+        raise _bad_spec(spec, f"no engine at {parsed.path!r}{hint}")
     if engine_command(parsed.path)[0] == parsed.path and shutil.which(parsed.path) is None:
         raise _bad_spec(spec, f"{parsed.path!r} is not executable (nor a .py script)")
     return PbrainPlayer(parsed.path, parsed.turn_ms)
@@ -210,5 +220,5 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
 __all__ = ["COLUMN_LETTERS", "PLAYER_SPECS_HELP", "SHIPPED_MODEL", "SHIPPED_PLAYOUTS", "WINDOW_LEAVES",
            "WINDOW_THREADS", "HeuristicPlayer", "PlayerSpec", "is_timed", "parse_spec",
            "HumanPlayer", "MinimaxPlayer", "Player", "RandomPlayer", "SpecError", "format_point", "make_player",
-           "parse_point", "trained_n_in_row", "trained_size",
+           "parse_point", "spec_kind", "trained_n_in_row", "trained_size",
            "winning_points"]
