@@ -177,7 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, OSError) as error:  # a worker process died, a file vanished...
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"{args.games} games per opponent, {args.size}x{args.size}, {args.n_in_row} in a row, seed {args.seed}"
+    settings = [f"{name} {value}" for name, value in (("--seconds", args.seconds), ("--check-nodes", args.check_nodes),
+                                                       ("--c-puct", args.c_puct)) if value is not None]
+    settings += [f"--leaves {args.leaves}"] * (args.leaves != 1) + ["--no-forced-moves"] * args.no_forced_moves
+    settings += ["--no-vcf"] * args.no_vcf
+    print(f"{args.games} game{'s' * (args.games != 1)} per opponent, {args.size}x{args.size}, "
+          f"{args.n_in_row} in a row, seed {args.seed}" + "".join(f", {setting}" for setting in settings)
           + (f"; {stop_reason(interrupted.cause)[0]} after {interrupted.played} of {interrupted.planned} games"
              if interrupted else ""))
     print(format_table(results))

@@ -149,7 +149,7 @@ def test_the_board_defaults_to_the_one_the_rated_net_was_trained_on(tmp_path, ca
     script = load_script("evaluate")
     spec = f"az:{tmp_path / 'seven.pt'}:4"
     assert script.main(["--player", spec, "--opponent", "random", "--games", "1", "--no-progress"]) == 0
-    assert capsys.readouterr().out.startswith("1 games per opponent, 7x7, 4 in a row, seed 0\n")
+    assert capsys.readouterr().out.startswith("1 game per opponent, 7x7, 4 in a row, seed 0\n")
     # --size and --n-in-row still choose; a net that cannot play them is refused in one line
     assert script.main(["--player", spec, "--opponent", "random", "--games", "1", "--size", "9"]) == 2
     assert capsys.readouterr().err.strip() == f"error: {spec}: the net is for a 7x7 board, not 9x9"
@@ -159,7 +159,7 @@ def test_the_board_defaults_to_the_one_the_rated_net_was_trained_on(tmp_path, ca
         assert "must be a positive integer, got 0" in capsys.readouterr().err
     # a player without a net plays 9x9, 5 in a row
     assert script.main(["--player", "random", "--opponent", "random", "--games", "1", "--no-progress"]) == 0
-    assert capsys.readouterr().out.startswith("1 games per opponent, 9x9, 5 in a row, seed 0\n")
+    assert capsys.readouterr().out.startswith("1 game per opponent, 9x9, 5 in a row, seed 0\n")
     clock = load_script("clock_match")
     save_model(tmp_path / "seven5.pt", build_net(NetConfig(width=7, height=7)), n_in_row=5)
     assert clock.main(["--player", f"az:{tmp_path / 'seven5.pt'}:4", "--opponent", "random", "--openings", "1",
@@ -482,7 +482,10 @@ def test_c_puct_must_be_positive_and_reaches_the_az_players_alone(monkeypatch, c
     monkeypatch.setattr(arena, "make_player", spy)
     model = REPO_ROOT / "models" / "9x9.pt"
     assert script.main(["--player", f"az:{model}:3", "--opponent", "random", "--games", "2", "--c-puct", "2.5",
-                        "--no-progress"]) == 0
+                        "--no-progress", "--check-nodes", "0"]) == 0
+    # the printed results say how they were played
+    assert capsys.readouterr().out.startswith("2 games per opponent, 9x9, 5 in a row, seed 0, --check-nodes 0, "
+                                              "--c-puct 2.5\n")
     searching = [player for player in built if hasattr(player, "config")]
     # home_board and the spec's check build the player only to read its board and check it (the
     # player's own c_puct, 5); the 2 games' players search with 2.5
