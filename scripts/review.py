@@ -24,7 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.board import Board  # noqa: E402
+from gomoku.game.board import DEFAULT_SIZE, Board  # noqa: E402
 from gomoku.game.review import REVIEW_NODES, Review, Verdict, review_loss  # noqa: E402
 from gomoku.players import format_point  # noqa: E402
 from gomoku.ui.session import N_IN_ROW, SetupError, parse_game  # noqa: E402  (no pygame)
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opponent-losses", action="store_true", help="review the games the opponent lost")
     parser.add_argument("--moves", metavar="E5,D4,...", help="one game's moves (standard notation)")
     parser.add_argument("--loser", choices=sorted(COLOURS), help="with --moves: who lost")
-    parser.add_argument("--size", type=int, default=9, help="with --moves: the board size (default 9)")
+    parser.add_argument("--size", type=int, help=f"with --moves: the board size (default {DEFAULT_SIZE})")
     parser.add_argument("--nodes", type=int, default=REVIEW_NODES,
                         help="node budget of each solve (default %(default)s)")
     args = parser.parse_args(argv)
@@ -82,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give a games file or --moves, not both")
     if args.moves is not None and args.loser is None:
         parser.error("--moves needs --loser black or --loser white")
+    if args.moves is None and (given := [option for option, value in (("--loser", args.loser), ("--size", args.size))
+                                         if value is not None]):
+        parser.error(f"{' and '.join(given)}: with --moves only (a games file names its losers and board)")
+    if args.size is None:
+        args.size = DEFAULT_SIZE
     if args.nodes < 1:
         parser.error("--nodes must be at least 1")
     if args.moves is not None:

@@ -138,7 +138,9 @@ def test_the_script_says_which_of_games_file_and_moves_is_wrong(tmp_path, capsys
     script = load_script("review")
     for argv, message in (([], "give a games file or --moves"),
                           ([str(tmp_path / "games.jsonl"), "--moves", "E5", "--loser", "white"],
-                           "give a games file or --moves, not both")):
+                           "give a games file or --moves, not both"),
+                          ([str(tmp_path / "games.jsonl"), "--loser", "white", "--size", "15"],  # were ignored
+                           "--loser and --size: with --moves only (a games file names its losers and board)")):
         with pytest.raises(SystemExit) as exit_:
             script.main(argv)
         assert exit_.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(f": error: {message}")
