@@ -102,11 +102,11 @@ def main(argv: list[str] | None = None) -> int:
             if hasattr(side, "check_board"):
                 side.check_board(openings[0])
     except ValueError as error:
-        close_players(*(side for side in (player, opponent) if side is not None))
+        close_players(player, opponent)  # (None: not built yet)
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:  # while loading the players
-        close_players(*(side for side in (player, opponent) if side is not None))
+        close_players(player, opponent)  # (None: not built yet)
         reason, status = stop_reason(stop)
         print(f"{reason} before any game was played", file=sys.stderr)
         return status

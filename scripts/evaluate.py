@@ -104,6 +104,14 @@ def _own_time(spec: str) -> bool:
         return False
 
 
+def given_options(args: argparse.Namespace) -> list[str]:
+    """The search options given on the command line, as typed (``--c-puct 2.5``, ``--no-vcf``)."""
+    valued = (("--seconds", args.seconds), ("--leaves", None if args.leaves == 1 else args.leaves),
+              ("--check-nodes", args.check_nodes), ("--c-puct", args.c_puct))
+    switches = (("--no-forced-moves", args.no_forced_moves), ("--no-vcf", args.no_vcf))
+    return [f"{name} {value}" for name, value in valued if value is not None] + [name for name, on in switches if on]
+
+
 def search_options(args: argparse.Namespace) -> dict:
     """The search options of the command line, as the JSON records them (null: the player's own)."""
     return {"seconds": args.seconds, "leaves": args.leaves, "forced_moves": not args.no_forced_moves,
@@ -145,9 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --seconds caps the players given playouts (az:PATH:400 --seconds 1), not a spec's own "
               f"time a move: {', '.join(own)}", file=sys.stderr)
         return EXIT_USAGE
-    az_options = [option for option, given in (
-        ("--leaves", args.leaves != 1), ("--no-forced-moves", args.no_forced_moves), ("--no-vcf", args.no_vcf),
-        ("--check-nodes", args.check_nodes is not None), ("--c-puct", args.c_puct is not None)) if given]
+    az_options = [option.split()[0] for option in given_options(args) if not option.startswith("--seconds")]
     kinds = [spec_kind(spec) for spec in (player_spec, *opponents)]
     if az_options and None not in kinds and "az" not in kinds:  # (a bad spec is reported below)
         print(f"error: {' '.join(az_options)}: for az players, and none plays in this match", file=sys.stderr)
@@ -177,12 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, OSError) as error:  # a worker process died, a file vanished...
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
-    settings = [f"{name} {value}" for name, value in (("--seconds", args.seconds), ("--check-nodes", args.check_nodes),
-                                                       ("--c-puct", args.c_puct)) if value is not None]
-    settings += [f"--leaves {args.leaves}"] * (args.leaves != 1) + ["--no-forced-moves"] * args.no_forced_moves
-    settings += ["--no-vcf"] * args.no_vcf
     print(f"{args.games} game{'s' * (args.games != 1)} per opponent, {args.size}x{args.size}, "
-          f"{args.n_in_row} in a row, seed {args.seed}" + "".join(f", {setting}" for setting in settings)
+          f"{args.n_in_row} in a row, seed {args.seed}" + "".join(f", {option}" for option in given_options(args))
           + (f"; {stop_reason(interrupted.cause)[0]} after {interrupted.played} of {interrupted.planned} games"
              if interrupted else ""))
     print(format_table(results))

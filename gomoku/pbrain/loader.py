@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from gomoku.game.board import Board
-from gomoku.game.board import MAX_SIZE  # the search's per-node arrays grow with the board; Gomocup uses 15 and 20
+from gomoku.game.board import MAX_SIZE, Board  # MAX_SIZE: the search's per-node arrays grow with the board
 from gomoku.pbrain.protocol import MIN_SIZE, N_IN_ROW, ProtocolError
 from gomoku.players import SHIPPED_MODEL
 
