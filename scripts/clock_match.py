@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -21,8 +20,9 @@ if str(REPO_ROOT) not in sys.path:
 
 from gomoku.game.arena import (MatchResult, close_players, format_table, game_lines, home_board,  # noqa: E402
                                output_problem, play_openings, player_name, random_openings, stop_on_signals,
-                               stop_reason)
-from gomoku.players import COLUMN_LETTERS, PLAYER_SPECS_HELP, make_player, spec_kind  # noqa: E402
+                               stop_reason, write_output)
+from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, is_positive_number, make_player,  # noqa: E402
+                            spec_kind)
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.game.board import DEFAULT_N_IN_ROW  # noqa: E402
 
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_nodes is not None and args.check_nodes < 0:
         parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")
     if args.player_c_puct is not None:
-        if not (math.isfinite(args.player_c_puct) and args.player_c_puct > 0):
+        if not is_positive_number(args.player_c_puct):
             parser.error(f"--player-c-puct must be a positive number, got {args.player_c_puct:g}")
         if spec_kind(args.player) not in ("az", None):
             parser.error(f"--player-c-puct is for an az player, not {args.player!r}")
@@ -145,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, times in answers.items():
         print(f"answers through the protocol, {name}: median {np.median(times) * 1000:.0f} ms, "
               f"slowest {max(times) * 1000:.0f} ms over {len(times)}")
-    if args.games_out:
-        args.games_out.write_text("".join(json.dumps(line) + "\n" for line in game_lines([result])))
+    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}
+    if args.games_out and (problem := write_output(args.games_out, "".join(
+            json.dumps(line) + "\n" for line in game_lines([result], common)))):
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
                    "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed,
@@ -158,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
                    "result": result.to_dict(timing=True)}
         if interrupted:
             payload.update(interrupted=True, games_played=len(finished), games_planned=2 * len(openings))
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        if problem := write_output(args.json, json.dumps(payload, indent=2) + "\n"):
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
     return stop_reason(interrupted)[1] if interrupted else 0
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -24,9 +23,9 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, home_board,  # noqa: E402
-                               name_width, output_problem, stop_on_signals, stop_reason)
+                               name_width, output_problem, stop_on_signals, stop_reason, write_output)
 from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed,  # noqa: E402
-                             parse_spec, spec_kind)
+                             is_positive_number, parse_spec, spec_kind)
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
 from gomoku.game.board import MAX_SIZE  # noqa: E402
 
@@ -76,7 +75,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--c-puct", type=float, metavar="C", help="az players: PUCT's exploration weight "
                         f"(default: the player's, {PLAYER_C_PUCT:g}; docs/ladder.md measures 2.5)")
     args = parser.parse_args(argv)
-    if args.c_puct is not None and not (math.isfinite(args.c_puct) and args.c_puct > 0):
+    if args.c_puct is not None and not is_positive_number(args.c_puct):
         parser.error(f"--c-puct must be a positive number, got {args.c_puct:g}")
     if args.size is not None and args.size > MAX_SIZE:  # a typo (1000) would play for hours
         parser.error(f"--size must be at most {MAX_SIZE}, got {args.size}")
@@ -90,7 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--leaves must be at least 1, got {args.leaves}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
-    if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):
+    if args.seconds is not None and not is_positive_number(args.seconds):
         parser.error(f"--seconds must be a positive number of seconds, got {args.seconds:g}")
     return args
 
@@ -188,28 +187,25 @@ def main(argv: list[str] | None = None) -> int:
           + (f"; {stop_reason(interrupted.cause)[0]} after {interrupted.played} of {interrupted.planned} games"
              if interrupted else ""))
     print(format_table(results))
-    timed = any(is_timed(spec) for spec in (player_spec, *opponents))
+    timed = args.seconds is not None or any(is_timed(spec) for spec in (player_spec, *opponents))  # (a cap too)
     if timed or any(r.side_stats().playouts or r.side_stats(opponent=True).playouts for r in results if r.games):
         print("moves: playouts reached" + (", thinking time" if timed else ""))
         width = name_width([name for result in results for name in (result.player, result.opponent)])
         print("\n".join(result.format_stats(timing=timed, width=width) for result in results if result.games))
     sys.stdout.flush()
-    if args.games_out:
-        try:
-            args.games_out.write_text("".join(json.dumps(line) + "\n" for line in game_lines(results)))
-        except OSError as error:
-            print(f"error: cannot write {args.games_out}: {error.strerror or error}", file=sys.stderr)
-            return EXIT_FAILED
+    common = {"seed": args.seed, "options": search_options(args)}  # what a games line needs to be played again
+    if args.games_out and (problem := write_output(args.games_out, "".join(
+            json.dumps(line) + "\n" for line in game_lines(results, common)))):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_FAILED
     if args.json:
         payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
                    "n_in_row": args.n_in_row, "options": search_options(args),
                    "results": [r.to_dict(timing=True) for r in results]}
         if interrupted:
             payload.update(interrupted=True, games_played=interrupted.played, games_planned=interrupted.planned)
-        try:
-            args.json.write_text(json.dumps(payload, indent=2) + "\n")
-        except OSError as error:
-            print(f"error: cannot write {args.json}: {error.strerror or error}", file=sys.stderr)
+        if problem := write_output(args.json, json.dumps(payload, indent=2) + "\n"):
+            print(f"error: {problem}", file=sys.stderr)
             return EXIT_FAILED
     return stop_reason(interrupted.cause)[1] if interrupted else 0
 

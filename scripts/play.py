@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import sys
 from pathlib import Path
@@ -33,7 +32,7 @@ try:
 except ImportError:  # run as a plain script from a checkout: make the repo root importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS  # noqa: E402
+from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_positive_number  # noqa: E402
 from gomoku.ui.ai import AI_SPECS_HELP  # noqa: E402  (no pygame: the window is imported in main)
 from gomoku.ui.sizes import MAX_WINDOW, MIN_WINDOW, parse_window_size  # noqa: E402
 
@@ -104,7 +103,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.playouts < 1:
         parser.error("--playouts must be at least 1")
-    if args.seconds is not None and not (math.isfinite(args.seconds) and args.seconds > 0):
+    if args.seconds is not None and not is_positive_number(args.seconds):
         parser.error(f"--seconds must be a positive number of seconds, got {args.seconds:g}")
     if args.screenshot is not None and (problem := screenshot_problem(args.screenshot)):
         parser.error(problem)

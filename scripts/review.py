@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             shape = (line["width"], line["height"], line["n_in_row"])
             moves = parse_game(line["moves"], line["width"]).moves
             player = COLOURS[line["player_colour"]]
-            title = f"{line['opponent']} game {line['game']}"
+            title = f"game {line['game']} against {line['opponent']}"  # (the file's player is the same in every line)
             opening = line.get("opening", 0)
         except (KeyError, TypeError, AttributeError, SetupError) as error:
             print(f"error: {args.games}, line {number}: not a game of evaluate.py --games-out ({error})",
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         verdicts[review.verdict.value] += 1
         print(f"{title} ({'player' if loser == player else 'opponent'} "
-              f"{'black' if loser == 1 else 'white'}, {len(moves)} plies): {describe(review, Board(*shape))}"
+              f"{'black' if loser == 1 else 'white'} lost, {len(moves)} plies): {describe(review, Board(*shape))}"
               f"{own_estimate(review, line.get('values'))}", flush=True)
     counts = "".join(f"; {verdict}: {count}" for verdict, count in sorted(verdicts.items()))
     if not verdicts:  # say what the file held, and where the other side's losses are

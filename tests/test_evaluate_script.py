@@ -124,6 +124,10 @@ def test_games_out_writes_every_game_so_that_it_replays_to_its_result(tmp_path):
         assert line["result"] == ("draw" if winner == -1 else "win" if winner == own else "loss")
     wins = sum(line["result"] == "win" for line in lines[:3])
     assert f"+{wins} " in next(row for row in done.stdout.splitlines() if row.startswith("random"))
+    # every line says how to play its game again: the command's seed and search options (the players' own: null)
+    assert all(line["seed"] == 4 and line["options"] == lines[0]["options"] for line in lines)
+    assert lines[0]["options"] == {"seconds": None, "leaves": 1, "forced_moves": True, "vcf": True,
+                                   "check_nodes": None, "c_puct": None}
     done = run("--player", "minimax:1", "--opponent", "random", "--games", "1",
                "--games-out", str(tmp_path / "no" / "games.jsonl"))
     assert done.returncode == 2 and done.stderr.startswith("error: --games-out ") and "there is no folder" in done.stderr
@@ -308,6 +312,33 @@ def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
         assert default in text, default
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_output_that_cannot_be_created_is_refused_before_the_games_and_a_check_leaves_no_file(tmp_path, capsys):
+    """/proc passes the permission check as root, and the write failed after the games (exit 1)."""
+    from gomoku.game.arena import output_problem
+
+    assert output_problem(Path("/proc/gomoku-results.json"), "--json") == (
+        "--json /proc/gomoku-results.json: cannot be written (No such file or directory)")
+    fresh, kept = tmp_path / "new.json", tmp_path / "old.json"
+    kept.write_text("kept")
+    assert output_problem(fresh) is None and output_problem(kept) is None
+    assert not fresh.exists() and kept.read_text() == "kept"  # the trial write created nothing, changed nothing
+    main = load_script("evaluate").main
+    assert main(["--player", "minimax:1", "--opponent", "random", "--games", "1000",
+                 "--games-out", "/proc/gomoku-games.jsonl"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == ("error: --games-out /proc/gomoku-games.jsonl: cannot be written "
+                                         "(No such file or directory)")
+
+
+def test_a_seconds_cap_shows_the_thinking_time(capsys):
+    assert load_script("evaluate").main(["--player", "minimax:1", "--opponent", "pure:20", "--games", "1",
+                                         "--seconds", "5", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(", --seconds 5.0") and "moves: playouts reached, thinking time" in lines
+    assert re.search(r"^  pure:20 +[0-9]+ playouts/searched move +[0-9.]+ s/move  slowest +[0-9.]+ s$", lines[-1])
+
+
 def test_seconds_with_a_spec_that_has_its_own_time_is_an_error(capsys):
     """--seconds 0.1 with az:...:1.5s: the moves took 0.76 s (the spec's time), and nothing said so."""
     from tests.fakes import load_script
@@ -336,6 +367,7 @@ def test_clock_match_names_the_player_whose_record_it_prints(tmp_path):
     assert [game["player_colour"] for game in games] == ["black", "white"]  # one opening, colours swapped
     assert games[0]["moves"].split(",")[:2] == games[1]["moves"].split(",")[:2]  # its two stones first
     assert sum(game["result"] == "win" for game in games) == result["wins"]
+    assert [(game["seed"], game["player_c_puct"], game["check_nodes"]) for game in games] == [(3, None, None)] * 2
     lines = done.stdout.splitlines()
     assert lines[0] == ("1 openings of 2 stones anywhere, each twice with colours swapped, 9x9, 5 in a row, "
                         "seed 3")

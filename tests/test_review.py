@@ -84,11 +84,11 @@ def test_a_game_the_loser_never_moved_in_after_the_opening_is_lost_in_the_openin
                                                            "values": values}) + "\n")
     assert load_script("review").main([str(games), "--nodes", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == ("heuristic game 2 (player black, 10 plies): lost in the opening: the start position "
+    assert out[0] == ("game 2 against heuristic (player black lost, 10 plies): lost in the opening: the start position "
                       "(9 stones) let the winner make its line at once (E1)")
     unsettled = review_loss(parse_game(LET_IN_GAME).moves, loser=1, nodes=3)  # too small a budget to settle
     assert unsettled.verdict is Verdict.UNSETTLED and len(unsettled.unsettled) == 2
-    assert out[1] == (f"heuristic game 4 (player black, 10 plies): unsettled at ply 7 "
+    assert out[1] == (f"game 4 against heuristic (player black lost, 10 plies): unsettled at ply 7 "
                       f"{format_point(Board(), unsettled.move)}: the winner has a VCT "
                       f"({format_point(Board(), unsettled.reply)}); no other move proved safe, 2 out of budget"
                       f"; its own estimate after that move: +0.25")
@@ -114,7 +114,7 @@ def test_the_script_reviews_the_games_file_of_evaluate(tmp_path, capsys):
     assert script.main([str(games), "--nodes", "2000"]) == 0
     out = capsys.readouterr().out.splitlines()
     review = review_loss(parse_game(LET_IN_GAME).moves, 1, nodes=2000)
-    assert out[0].startswith(f"heuristic game 1 (player black, 10 plies): ply {review.ply} "
+    assert out[0].startswith(f"game 1 against heuristic (player black lost, 10 plies): ply {review.ply} "
                              f"{format_point(Board(), review.move)} let in a VCT")
     assert out[1] == "1 lost game(s) reviewed; let in: 1"
     assert script.main([str(games), "--opponent-losses"]) == 0  # none: it says what the file held, and why

@@ -275,12 +275,14 @@ def table_header(width: int = NAME_WIDTH) -> str:
     return f"{'opponent':<{width}} {'+W =D -L':>14} {'score':>6}   95% CI"
 
 
-def game_lines(results: Sequence[MatchResult]) -> list[dict]:
+def game_lines(results: Sequence[MatchResult], common: dict | None = None) -> list[dict]:
     """Every game of ``results`` as JSON data, one dict a game in match and game order: the
     opponent, the game's place in its match, the board, the player's colour (black moves first),
     the result from the player's side, the moves in standard notation (``play.py --moves``
     replays them), how many of them were the opening's (not played by either side), each mover's
-    own estimate after its move (``GameRecord.values``, one a move) and a forfeit's reason."""
+    own estimate after its move (``GameRecord.values``, one a move), a forfeit's reason, and then
+    ``common``: what every game shares (the command's seed and search options), so that a line
+    alone says how to play its game again."""
     lines = []
     for result in results:
         for index, record, own in zip(result.indices, result.records, result.own_stones):
@@ -293,8 +295,17 @@ def game_lines(results: Sequence[MatchResult]) -> list[dict]:
                           "moves": ",".join(format_point(board, move) for move in record.moves),
                           "opening": record.opening,
                           "values": [None if v is None else round(v, 3) for v in record.values],
-                          "forfeit": record.forfeit.reason.value if record.forfeit else None})
+                          "forfeit": record.forfeit.reason.value if record.forfeit else None, **(common or {})})
     return lines
+
+
+def write_output(path: Path, text: str) -> str | None:
+    """Write ``text`` to ``path``; why it could not be written (None: it was)."""
+    try:
+        path.write_text(text)
+    except OSError as error:
+        return f"cannot write {path}: {error.strerror or error}"
+    return None
 
 
 def output_problem(path: Path, option: str = "--json") -> str | None:
@@ -306,6 +317,14 @@ def output_problem(path: Path, option: str = "--json") -> str | None:
         return f"{option} {path}: there is no folder {folder}"
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         return f"{option} {path}: not writable"
+    try:  # what the permissions do not tell (as root, /proc): try it, and leave no new file behind
+        if not path.exists():
+            path.touch(exist_ok=False)
+            path.unlink()
+        elif path.is_file():  # (not a pipe or a device, which opening could block or change)
+            path.open("a").close()
+    except OSError as error:
+        return f"{option} {path}: cannot be written ({error.strerror or error})"
     return None
 
 

@@ -11,6 +11,7 @@ Importing this package imports neither torch nor pygame.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -84,6 +85,11 @@ class SpecError(ValueError):
 def _bad_spec(spec: str, reason: str = "") -> SpecError:
     detail = f" ({reason})" if reason else ""
     return SpecError(f"bad player spec {spec!r}{detail}")
+
+
+def is_positive_number(value: float) -> bool:
+    """Whether ``value`` is a finite number > 0, as the scripts' ``--seconds`` and ``--c-puct`` must be."""
+    return math.isfinite(value) and value > 0
 
 
 def _positive_int(text: str, spec: str, what: str) -> int:
