@@ -8,10 +8,12 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
-from gomoku.players.search import CHECK_NODES, CHECK_TIME_SHARE, UNSETTLED_CHECK_DIVISOR, AlphaZeroPlayer
+from gomoku.players.search import (CHECK_CANDIDATES, CHECK_NODES, CHECK_TIME_SHARE, UNSETTLED_CHECK_DIVISOR,
+                                   AlphaZeroPlayer)
 from mcts import UniformEvaluator
 from mcts.geometry import Geometry
-from mcts.threats import NO_MOVE, ThreatStatus, VcfSolver
+from mcts.result import SearchResult
+from mcts.threats import NO_MOVE, ThreatResult, ThreatStatus, VcfSolver
 from mcts.vct import DEFAULT_VCT_NODES, VctSolver
 from tests.boards import at, position
 from tests.test_threats import Brute, board, random_position
@@ -370,6 +372,68 @@ def test_a_threat_solve_stopped_by_the_clock_counts_as_unsettled():
     assert AlphaZeroPlayer(UniformEvaluator(), n_playout=20, check_nodes=0).final_check_nodes(board, lambda: True) == 0
 
 
+# Black (the az player) lost this game to ab:4:vct from a random 2-stone opening (session 24): at
+# move 9 it played E6, after which White has a VCT, as it has after each of the 8 most visited
+# moves; E3, G5 and E2, further down the search's list, hold.
+GAME_E6 = "E7,G4,E4,E5,D5,F3,F5,D3"
+LOST_E6 = ["E6", "G7", "C4", "B5", "F8", "F6", "B4", "F7"]  # each leaves White a VCT (3,131 to 8,998 nodes)
+
+
+def visited(board: Board, names: list[str]) -> SearchResult:
+    """A search's result that visited ``names`` in this order of visits (most first)."""
+    visits = np.zeros(board.size)
+    visits[[parse_point(board, name) for name in names]] = np.arange(len(names), 0, -1)
+    return SearchResult(visits, np.full(board.size, 1 / board.size), 0.0, int(visits.sum()))
+
+
+def test_the_final_check_looks_past_the_first_candidates_when_all_are_lost():
+    # The 8 most visited moves each leave White a VCT (3,131 to 8,998 nodes); the ninth, E3, does
+    # not. Not visited, E3 is not checked, and the most visited move stays.
+    board, lost = board_after(GAME_E6, 8), LOST_E6
+    assert CHECK_CANDIDATES == len(lost)
+    player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
+    assert player.final_check_nodes(board, None) == CHECK_NODES
+    result = visited(board, [*lost, "E3"])
+    player.final_check(board, result, None, CHECK_NODES)
+    assert result.refuted == tuple(parse_point(board, name) for name in lost)
+    assert result.best_move() == parse_point(board, "E3")
+    unseen = visited(board, lost)
+    player.final_check(board, unseen, None, CHECK_NODES)
+    assert unseen.refuted == () and unseen.best_move() == parse_point(board, "E6")
+
+
+def test_the_final_checks_past_the_first_candidates_spend_one_candidates_budget_in_all():
+    # A stand-in solver: every move is lost (1 node a check) but the one named safe; the extra
+    # checks past CHECK_CANDIDATES cost what ``extra`` says. Two that spend the budget end the check.
+    board = Board()
+    names = [f"{column}1" for column in "ABCDEFGHI"] + ["A2", "B2", "C2"]
+    moves = [parse_point(board, name) for name in names]
+
+    class Stand:
+        stop = None
+
+        def __init__(self, safe: int, extra: int):
+            self.safe, self.extra, self.checked = safe, extra, []
+
+        def solve(self, cells, attacker, max_nodes=None):
+            move = int(np.flatnonzero(cells[:-1])[0])
+            self.checked.append(move)
+            if move == self.safe:
+                return ThreatResult(ThreatStatus.NO_WIN, NO_MOVE, 1)
+            return ThreatResult(ThreatStatus.WIN, 0, 1 if len(self.checked) <= CHECK_CANDIDATES else self.extra)
+
+    for extra, found in ((100, True), (500, False)):
+        player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
+        player._checker, player._checker_shape = Stand(moves[11], extra), (9, 9, 5)
+        result = visited(board, names)
+        player.final_check(board, result, None, 1000)
+        checked = player._checker.checked
+        if found:  # 3 extra checks of 100 nodes, then the safe one
+            assert checked == moves and result.best_move() == moves[11]
+        else:  # two extra checks of 500 spend the 1,000: the safe move is not reached
+            assert checked == moves[:10] and result.refuted == () and result.best_move() == moves[0]
+
+
 def test_the_final_check_never_passes_over_a_win():
     # White (O) to move completes five at (8, 4); Black would have a VCT (the double three at
     # (4, 5)) were it its move, so the final check runs, and keeps the winning move.
@@ -433,15 +497,16 @@ def test_an_interrupted_final_check_keeps_the_moves_it_proved_lost():
     board, losing, stopping, player = blind_player(DEFAULT_VCT_NODES)
     player._check_solve(None, lambda solver, cells: None, board, None)  # builds the checks' solver
     stopped, checked = [False], []
-    defences = player._checker.defences
+    solve, before = player._checker.solve, cells_after(GAME_B4, 13)
 
-    def defences_then_stop(cells, defender, moves, max_nodes=None):
-        checked.extend(int(m) for m in moves)
-        answer = defences(cells, defender, moves, max_nodes)
-        stopped[0] = True  # the next solve stops at its first node
+    def solve_then_stop(cells, attacker, max_nodes=None):
+        placed = np.flatnonzero(cells != before).tolist()  # a candidate's check: its stone (none before the search)
+        checked.extend(placed)
+        answer = solve(cells, attacker, max_nodes)
+        stopped[0] = stopped[0] or bool(placed)  # after the first candidate, the next solve stops at its first node
         return answer
 
-    player._checker.defences = defences_then_stop
+    player._checker.solve = solve_then_stop
     result = player.analyse(board, should_stop=lambda: stopped[0])
     assert checked == [losing, stopping] and result.visits.argmax() == losing
     assert result.refuted == (losing,) and result.best_move() == stopping

@@ -503,6 +503,31 @@ def test_page_alphazero_player_deep_checks_match_python(site):
     assert refuted == len(FINAL_CHECK_POSITIONS)  # all in the second job, none in the third
 
 
+@needs_node
+def test_page_final_check_looks_past_the_first_candidates_as_python(site):
+    """The page's final check, like the Python player's, goes on past the 8 most visited moves
+    when all of them are lost (the ab:4:vct game of tests/test_vct.py: E3, ninth, holds)."""
+    from gomoku.players import parse_point
+    from gomoku.players.search import AlphaZeroPlayer
+    from mcts import UniformEvaluator
+    from tests.test_vct import GAME_E6, LOST_E6, visited
+
+    board, moves = Board(), []
+    for name in GAME_E6.split(","):
+        moves.append(parse_point(board, name))
+        board.do_move(moves[-1])
+    nodes, jobs, expected = 20_000, [], []  # enough for each of these checks (9,000 nodes at most)
+    for names in ([*LOST_E6, "E3"], LOST_E6):
+        result = visited(board, names)
+        jobs.append({"moves": moves, "visits": result.visits.tolist(), "priors": result.priors.tolist(),
+                     "checkNodes": nodes})
+        AlphaZeroPlayer(UniformEvaluator(), n_playout=20).final_check(board, result, None, nodes)
+        expected.append({"refuted": list(result.refuted), "bestMove": result.best_move()})
+    assert run_node(site, {"finalCheck": jobs})["finalCheck"] == expected
+    assert expected[0]["bestMove"] == parse_point(board, "E3") and len(expected[0]["refuted"]) == 8
+    assert expected[1] == {"refuted": [], "bestMove": parse_point(board, "E6")}
+
+
 # ---------------------------------------------------------------------------- the page in Chromium
 def _chromium():
     from gomoku.web.browser import find_chromium

@@ -26,7 +26,9 @@ PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/t
 # The az player's deep checks (docs/threats.md), before and after its search: a VCT of its own
 # found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
-# first after which it has none is played. When that solve runs out of budget, the candidates are
+# first after which it has none is played; when all of them are lost, the other visited moves are
+# tried too, until these extra checks have spent one candidate's budget in all (docs/threats.md,
+# "Are 8 candidates enough?"). When that solve runs out of budget, the candidates are
 # still tried, at CHECK_NODES // UNSETTLED_CHECK_DIVISOR each: a move can make the opponent's VCT
 # short enough to find (docs/threats.md); likewise when the clock stops that solve.
 # Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
@@ -355,26 +357,39 @@ class AlphaZeroPlayer(SearchPlayer):
 
     def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None,
                     nodes: int) -> None:
-        """Pass over the most visited moves (at most ``CHECK_CANDIDATES``) after which the
-        opponent has a VCT found within ``nodes``, to the first after which it has none (none such:
-        the most visited move stays). An interrupted check keeps what it proved: the moves found
-        lost are passed over, to the one it was checking (a move not proved lost)."""
-        ranked = result.ranked_moves()[:CHECK_CANDIDATES]  # in the order best_move takes them
+        """Pass over the most visited moves after which the opponent has a VCT found within
+        ``nodes``, to the first after which it has none (a check out of budget counts as none).
+        The first ``CHECK_CANDIDATES`` are checked; when all of them are lost, the other visited
+        moves in turn, until these extra checks have spent ``nodes`` in all. None found: the
+        most visited move stays. An interrupted check keeps what it proved: the moves found lost
+        are passed over, to the one it was checking (a move not proved lost)."""
+        ranked = result.ranked_moves()  # in the order best_move takes them
         ranked = ranked[result.visits[ranked] > 0]
         me = board.current_player
         if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):
             return
         lost: list[int] = []  # the candidates checked so far, each leaving the opponent a VCT
+        ended = False  # whether the checks ended by themselves (not interrupted)
 
         def first_safe(solver: VctSolver, cells: np.ndarray) -> int:
-            for move in ranked.tolist():
-                if solver.defences(cells, me, [move], nodes)[0]:
+            nonlocal ended
+            extra = 0  # the nodes of the checks past the first CHECK_CANDIDATES
+            for index, move in enumerate(ranked.tolist()):
+                if index >= CHECK_CANDIDATES and extra >= nodes:
+                    break
+                cells[move] = me
+                found = solver.solve(cells, other(me), nodes)
+                cells[move] = 0
+                if index >= CHECK_CANDIDATES:
+                    extra += found.nodes
+                if found.status is not ThreatStatus.WIN:
                     return move
                 lost.append(move)
+            ended = True
             return NO_MOVE
 
         safe = self._check_solve(stop, first_safe, board, NO_MOVE)
-        if safe == NO_MOVE and len(lost) < ranked.size:  # interrupted: the next candidate, unproved
+        if safe == NO_MOVE and not ended:  # interrupted: the next candidate, unproved
             safe = int(ranked[len(lost)])
         if safe != NO_MOVE and lost:
             result.refuted = tuple(lost)

@@ -11,6 +11,8 @@
 //            -> [[{visits: [...], value, bestMove}, ...], ...]
 //   az:      [{moves, playouts, config, evaluator, size, vct, checkNodes}] (a search job, searched by the
 //            AlphaZero player with its deep checks) -> [[{visits, value, bestMove, playouts, refuted}, ...], ...]
+//   finalCheck: [{moves, visits, priors, checkNodes}] -> [{refuted, bestMove}, ...] (the AlphaZero player's
+//            final check of a search result with these visits, on the 9x9 board after moves)
 //   players: [{kind, depth, moves, size}]    -> [move, ...]
 //   vcf:     [{moves, nodes, size}]         -> [{status, move, nodes}, ...] (the player to move attacks)
 //   vct:     [{moves, attacker, nodes, defences, size}] -> [{status, move, nodes, stops}, ...] (attacker:
@@ -100,6 +102,16 @@ function main() {
         return { visits: Array.from(r.visits), value: r.value, bestMove: r.bestMove, playouts: r.playouts,
           refuted: r.refuted };
       });
+    });
+  }
+  if (request.finalCheck) {
+    answer.finalCheck = request.finalCheck.map((job) => {
+      const player = new G.AlphaZeroPlayer(searchOf({ playouts: 1 }), true, job.checkNodes);
+      const board = G.Board.fromMoves(job.moves, 9, 9);
+      const result = { visits: Float64Array.from(job.visits), priors: Float64Array.from(job.priors),
+        bestMove: job.visits.indexOf(Math.max(...job.visits)), refuted: [] };
+      player._finalCheck(board.cells, board.currentPlayer, result, job.checkNodes);
+      return { refuted: result.refuted, bestMove: result.bestMove };
     });
   }
   if (request.players) {

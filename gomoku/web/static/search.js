@@ -386,7 +386,9 @@
   // gomoku/players/search.py; docs/threats.md): a VCT of its own found within CHECK_NODES nodes is
   // played at once, without a search; when the opponent, were it their move, has one (the final
   // check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the first after
-  // which it has none is played. When that solve runs out of budget the candidates are still tried,
+  // which it has none is played; when all of them are lost, the other visited moves are tried too,
+  // until these extra checks have spent one candidate's budget in all. When that solve runs out of
+  // budget the candidates are still tried,
   // at CHECK_NODES / UNSETTLED_CHECK_DIVISOR nodes each. No clock here: the checks run to their budget.
   const CHECK_NODES = 400000;
   const CHECK_CANDIDATES = 8;
@@ -439,16 +441,27 @@
 
     /**
      * Pass over the most visited moves after which the opponent has a VCT found within `nodes`, to
-     * the first after which it has none (none such: the most visited move stays; final_check).
+     * the first after which it has none: the first CHECK_CANDIDATES, then, when all of them are lost,
+     * the other visited moves until these extra checks have spent `nodes` in all (none found: the
+     * most visited move stays; final_check).
      */
     _finalCheck(cells, me, result, nodes) {
-      const order = rankedMoves(result.visits, result.priors);
-      const ranked = order.slice(0, CHECK_CANDIDATES).filter((m) => result.visits[m] > 0);
+      const ranked = rankedMoves(result.visits, result.priors).filter((m) => result.visits[m] > 0);
       if (ranked.length <= 1 || G.winningPoints(this.search.lines, cells)[me - 1][ranked[0]]) return;
-      const safe = ranked.findIndex((m) => this.checker.defences(cells, me, [m], nodes)[0]);
-      if (safe > 0) {
-        result.refuted = ranked.slice(0, safe);
-        result.bestMove = ranked[safe];
+      const board = Int8Array.from(cells);
+      let extra = 0;  // the nodes of the checks past the first CHECK_CANDIDATES
+      for (let i = 0; i < ranked.length && (i < CHECK_CANDIDATES || extra < nodes); i++) {
+        board[ranked[i]] = me;
+        const found = this.checker.solve(board, 3 - me, nodes);
+        board[ranked[i]] = 0;
+        if (i >= CHECK_CANDIDATES) extra += found.nodes;
+        if (found.status !== G.VCF_WIN) {
+          if (i > 0) {
+            result.refuted = ranked.slice(0, i);
+            result.bestMove = ranked[i];
+          }
+          return;
+        }
       }
     }
   }
