@@ -145,15 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, times in answers.items():
         print(f"answers through the protocol, {name}: median {np.median(times) * 1000:.0f} ms, "
               f"slowest {max(times) * 1000:.0f} ms over {len(times)}")
-    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}
+    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}  # JSON, games lines
     if args.games_out and (problem := write_output(args.games_out, "".join(
             json.dumps(line) + "\n" for line in game_lines([result], common)))):
         print(f"error: {problem}", file=sys.stderr)
         return 1
     if args.json:
         payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
-                   "stones": args.stones, "centre": args.centre, "size": args.size, "seed": args.seed,
-                   "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes,
+                   "stones": args.stones, "centre": args.centre, "size": args.size, **common,
                    "minutes": (time.time() - started) / 60,
                    "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
                                          "p95": round(float(np.percentile(times, 95)) * 1000, 1),

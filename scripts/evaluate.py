@@ -193,15 +193,14 @@ def main(argv: list[str] | None = None) -> int:
         width = name_width([name for result in results for name in (result.player, result.opponent)])
         print("\n".join(result.format_stats(timing=timed, width=width) for result in results if result.games))
     sys.stdout.flush()
-    common = {"seed": args.seed, "options": search_options(args)}  # what a games line needs to be played again
+    common = {"seed": args.seed, "options": search_options(args)}  # in the JSON and every games line (to replay it)
     if args.games_out and (problem := write_output(args.games_out, "".join(
             json.dumps(line) + "\n" for line in game_lines(results, common)))):
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_FAILED
     if args.json:
-        payload = {"player_spec": player_spec, "games": args.games, "seed": args.seed, "size": args.size,
-                   "n_in_row": args.n_in_row, "options": search_options(args),
-                   "results": [r.to_dict(timing=True) for r in results]}
+        payload = {"player_spec": player_spec, "games": args.games, **common, "size": args.size,
+                   "n_in_row": args.n_in_row, "results": [r.to_dict(timing=True) for r in results]}
         if interrupted:
             payload.update(interrupted=True, games_played=interrupted.played, games_planned=interrupted.planned)
         if problem := write_output(args.json, json.dumps(payload, indent=2) + "\n"):
