@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, times in answers.items():
         print(f"answers through the protocol, {name}: median {np.median(times) * 1000:.0f} ms, "
               f"slowest {max(times) * 1000:.0f} ms over {len(times)}")
-    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}  # JSON, games lines
+    # In the JSON and in every games line:
+    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}
     if args.games_out and (problem := write_output(args.games_out, "".join(
             json.dumps(line) + "\n" for line in game_lines([result], common)))):
         print(f"error: {problem}", file=sys.stderr)
