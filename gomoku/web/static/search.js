@@ -388,8 +388,8 @@
   // check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the first after
   // which it has none is played; when all of them are lost, the other visited moves are tried too,
   // until these extra checks have spent one candidate's budget in all. When that solve runs out of
-  // budget the candidates are still tried,
-  // at CHECK_NODES / UNSETTLED_CHECK_DIVISOR nodes each. No clock here: the checks run to their budget.
+  // budget the candidates are still tried, at CHECK_NODES / UNSETTLED_CHECK_DIVISOR nodes each. No
+  // clock here: the checks run to their budget.
   const CHECK_NODES = 400000;
   const CHECK_CANDIDATES = 8;
   const UNSETTLED_CHECK_DIVISOR = 4;
