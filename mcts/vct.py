@@ -139,10 +139,17 @@ class VctSolver(ThreatBoard):
         cells = np.array(cells, dtype=np.int8)
         stops = np.zeros(len(moves), dtype=bool)
         for i, move in enumerate(np.asarray(moves).tolist()):
-            cells[move] = defender
-            stops[i] = self.solve(cells, 3 - defender, max_nodes).status is not ThreatStatus.WIN
-            cells[move] = 0
+            stops[i] = self.after(cells, defender, move, max_nodes).status is not ThreatStatus.WIN
         return stops
+
+    def after(self, cells: np.ndarray, defender: int, move: int, max_nodes: int | None = None) -> ThreatResult:
+        """The opponent's VCT solve once ``defender`` has played ``move`` (an empty point) in
+        ``cells``; the stone is there only while the solve runs."""
+        cells[move] = defender
+        try:
+            return self.solve(cells, 3 - defender, max_nodes)
+        finally:
+            cells[move] = 0
 
     # ------------------------------------------------------------------ search
     def _quick(self, budget: int) -> int:

@@ -411,6 +411,7 @@ def test_the_final_checks_past_the_first_candidates_spend_one_candidates_budget_
 
     class Stand:
         stop = None
+        after = VctSolver.after  # the player's check: this solve, with the candidate's stone placed
 
         def __init__(self, safe: int, extra: int):
             self.safe, self.extra, self.checked = safe, extra, []

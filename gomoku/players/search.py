@@ -377,9 +377,7 @@ class AlphaZeroPlayer(SearchPlayer):
             for index, move in enumerate(ranked.tolist()):
                 if index >= CHECK_CANDIDATES and extra >= nodes:
                     break
-                cells[move] = me
-                found = solver.solve(cells, other(me), nodes)
-                cells[move] = 0
+                found = solver.after(cells, me, move, nodes)
                 if index >= CHECK_CANDIDATES:
                     extra += found.nodes
                 if found.status is not ThreatStatus.WIN:

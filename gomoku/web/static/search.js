@@ -451,9 +451,7 @@
       const board = Int8Array.from(cells);
       let extra = 0;  // the nodes of the checks past the first CHECK_CANDIDATES
       for (let i = 0; i < ranked.length && (i < CHECK_CANDIDATES || extra < nodes); i++) {
-        board[ranked[i]] = me;
-        const found = this.checker.solve(board, 3 - me, nodes);
-        board[ranked[i]] = 0;
+        const found = this.checker.after(board, me, ranked[i], nodes);
         if (i >= CHECK_CANDIDATES) extra += found.nodes;
         if (found.status !== G.VCF_WIN) {
           if (i > 0) {

@@ -116,12 +116,17 @@
      */
     defences(cells, defender, moves, maxNodes) {
       const copy = Int8Array.from(cells).subarray(0, this.lines.size);
-      return moves.map((move) => {
-        copy[move] = defender;
-        const stops = this.solve(copy, 3 - defender, maxNodes).status !== G.VCF_WIN;
-        copy[move] = 0;
-        return stops;
-      });
+      return moves.map((move) => this.after(copy, defender, move, maxNodes).status !== G.VCF_WIN);
+    }
+
+    /** The opponent's VCT solve once `defender` has played `move` (empty) in `cells`, there only meanwhile. */
+    after(cells, defender, move, maxNodes) {
+      cells[move] = defender;
+      try {
+        return this.solve(cells, 3 - defender, maxNodes);
+      } finally {
+        cells[move] = 0;
+      }
     }
 
     // ---------------------------------------------------------------- search
