@@ -419,12 +419,14 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
         assert len(line.split()) > 2, f"{option}: no help"
 
 
-def test_clock_match_refuses_a_net_for_another_board_before_the_games(capsys):
+def test_clock_match_refuses_a_net_for_another_board_before_the_games(capsys, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)  # the spec's path is relative, as a user types it
     script = load_script("clock_match")
-    code = script.main(["--player", "az:models/9x9.pt:10", "--opponent", "random", "--size", "15", "--openings", "1"])
+    fc_net = "models/retrain-9x9/best.pt"  # fc heads: 9x9 only (a pooled net would play 15x15)
+    code = script.main(["--player", f"az:{fc_net}:10", "--opponent", "random", "--size", "15", "--openings", "1"])
     out, err = capsys.readouterr()
     assert code == 2 and "game 1" not in out
-    assert err.strip() == "error: az:models/9x9.pt:10: the net is for a 9x9 board, not 15x15"
+    assert err.strip() == f"error: az:{fc_net}:10: the net is for a 9x9 board, not 15x15"
 
 
 def test_clock_match_ctrl_c_is_one_line_and_closes_the_players(monkeypatch, capsys):
