@@ -1,5 +1,7 @@
 """Games, matches, scores and intervals."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -379,8 +381,13 @@ def _leave_a_mark_at_exit(job: tuple[str, float]) -> int:
     path, sleep = job
     engine = _Engine()
     weakref.finalize(engine, Path(path).write_text, "closed")  # as PbrainPlayer's kills its engine's group
+    Path(path).write_text("started")
     time.sleep(sleep)
     return 1
+
+
+def _text(path) -> str | None:
+    return path.read_text() if path.exists() else None
 
 
 def test_workers_stopped_early_run_their_exit_handlers(tmp_path):
@@ -392,6 +399,10 @@ def test_workers_stopped_early_run_their_exit_handlers(tmp_path):
     outcomes = run_in_processes(_leave_a_mark_at_exit, [(str(marks[0]), 0.0), (str(marks[1]), 60.0)], 2,
                                 uses_torch=False)
     assert next(outcomes) == 1
+    deadline = time.monotonic() + 30.0  # a worker may still be starting when the fast job is done
+    while _text(marks[1]) != "started" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _text(marks[1]) == "started"
     outcomes.close()  # the slow job's worker is still sleeping: it is terminated
     assert marks[1].read_text() == "closed"
 
