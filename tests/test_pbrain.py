@@ -324,6 +324,33 @@ def test_az_model_refuses_other_sizes_without_a_fallback(random_model):
     assert engine.handle_line("END") is False
 
 
+def test_without_a_model_asked_for_the_model_named_for_the_board_plays_it(tmp_path, monkeypatch):
+    """START 13 beside models/13x13.pt plays that model, as the window does; START 9 the default
+    one; a size with no model of its own falls to the default (here an fc net: ERROR). A model
+    asked for with --model is never swapped."""
+    import gomoku.pbrain.loader as loader_module
+    from nets import NetConfig, build_net, save_model
+
+    save_model(tmp_path / "9x9.pt", build_net(NetConfig()))
+    save_model(tmp_path / "13x13.pt", build_net(NetConfig(13, 13, "resnet", channels=8, blocks=1, head="pooled")))
+    monkeypatch.setattr(loader_module, "DEFAULT_MODEL", tmp_path / "9x9.pt")
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(playouts=8, seed=0), write=out.append)
+    engine.handle_line("START 13")
+    assert out[-2] == "MESSAGE playing 13x13 with 13x13.pt, the model for that board" and out[-1] == "OK", out
+    engine.handle_line("BEGIN")
+    assert parse_move(Board(13, 13), out[-1]) in range(169) and "13x13.pt" in engine.player.name
+    engine.handle_line("START 9")
+    assert out[-1] == "OK" and "9x9.pt" in engine.player.name
+    engine.handle_line("START 11")
+    assert out[-1].startswith("ERROR") and "11x11" in out[-1], out
+    asked = PbrainEngine(EngineOptions(model=tmp_path / "9x9.pt", playouts=8), write=out.append)
+    asked.handle_line("START 13")
+    assert out[-1].startswith("ERROR"), out
+    for each in (engine, asked):
+        each.close()
+
+
 def test_missing_model_is_an_error_at_start(engine_factory, tmp_path):
     engine = engine_factory("--model", str(tmp_path / "nothing.pt"))
     assert engine.ask("START 9").startswith("ERROR")
@@ -598,10 +625,28 @@ def test_default_model_is_the_shipped_one():
 @pytest.mark.parametrize("script", [b"START 9\nEND\n", b"START 15\n"])
 def test_start_is_answered_whatever_follows(script):
     """END (or the end of input) right after START, while the default model loads: START is still
-    answered (15x15 by the default fallback, pure MCTS)."""
+    answered (15x15 by models/15x15.pt, the model named for that board)."""
     done = subprocess.run([sys.executable, str(SCRIPT)], input=script, capture_output=True, timeout=120, cwd=REPO_ROOT)
     answers = [line for line in done.stdout.decode().splitlines() if not line.startswith("MESSAGE")]
     assert answers == ["OK"] and done.returncode == 0, (done.stdout, done.stderr[-2000:])
+
+
+def test_start_moves_the_loaded_objects_out_of_the_collectors_reach():
+    """A collection of the oldest generation walked every object of the loaded player (167 ms in
+    the middle of a move: answers 123 ms past a 1000 ms turn): after START they are frozen."""
+    import gc
+
+    gc.unfreeze()
+    try:
+        engine = PbrainEngine(EngineOptions(player_spec="random"), write=[].append)
+        engine.handle_line("START 9")
+        assert gc.get_freeze_count() > 1000
+        assert not any(o is engine.__dict__ for o in gc.get_objects())  # frozen: no collection walks it
+        engine.handle_line("BEGIN")
+        other = ["made after START"]  # a list is always tracked
+        assert any(o is other for o in gc.get_objects())  # what comes later is collected as before
+    finally:
+        gc.unfreeze()
 
 
 def test_max_memory_bounds_the_search_tree():

@@ -1,6 +1,8 @@
 """Who plays behind the pbrain protocol: the options, loading players, board sizes and rules.
 
-``Players.for_board(width, height)`` gives the player for a board: the main one (the model, a
+``Players.for_board(width, height)`` gives the player for a board: without a model or a player
+spec asked for, the model named for the size beside the default one when there is one
+(``models/15x15.pt`` for ``START 15``, as the window picks it); else the main one (the model, a
 player spec, or pure MCTS when there is no model) when it can play that size and rule, else the
 fallback spec when there is one; otherwise a ProtocolError says why. Nets run on onnxruntime
 (the players' runtime; a .pt model is exported at START) or, with ``onnx=False`` or without
@@ -20,7 +22,7 @@ from typing import Callable
 
 from gomoku.game.board import MAX_SIZE, Board  # MAX_SIZE: the search's per-node arrays grow with the board
 from gomoku.pbrain.protocol import MIN_SIZE, N_IN_ROW, ProtocolError
-from gomoku.players import SHIPPED_MODEL
+from gomoku.players import SHIPPED_MODEL, sized_default
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +115,7 @@ class Players:
         self.message = message
         self._main: Loaded | None = None
         self._fallbacks: dict[tuple[int, int], Loaded] = {}
+        self._sized: dict[int, Loaded | None] = {}  # by board side
 
     def main(self) -> Loaded:
         if self._main is not None:
@@ -138,6 +141,9 @@ class Players:
         return self._main
 
     def for_board(self, width: int, height: int) -> Loaded:
+        sized = self.sized_model(width, height)
+        if sized is not None:
+            return sized
         main = self.main()
         problem = main.cannot_play(width, height)
         if problem is None:
@@ -152,6 +158,23 @@ class Players:
             fallback.message = f"{problem}: playing {width}x{height} with {fallback.description}"
             self._fallbacks[(width, height)] = fallback
         return self._fallbacks[(width, height)]
+
+    def sized_model(self, width: int, height: int) -> Loaded | None:
+        """The model named for a square board beside the default one (``sized_default``), when
+        neither a model nor a player spec was asked for and that file is there; else None."""
+        if self.options.model is not None or self.options.player_spec or width != height:
+            return None
+        path = sized_default(DEFAULT_MODEL, width)[0]
+        if path == DEFAULT_MODEL or not path.is_file():
+            return None
+        if width not in self._sized:
+            loaded = self.load_model(path)
+            if loaded.cannot_play(width, height):  # misnamed: the main player or the fallback plays
+                loaded = None
+            else:
+                loaded.message = f"playing {width}x{height} with {path.name}, the model for that board"
+            self._sized[width] = loaded
+        return self._sized[width]
 
     def load(self, spec: str) -> Loaded:
         from gomoku.players import make_player  # lazy: keeps START cheap to reach

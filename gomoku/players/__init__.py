@@ -34,6 +34,14 @@ SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the
 WINDOW_LEAVES = 8
 WINDOW_THREADS = min(2, os.cpu_count() or 1)
 
+
+def sized_default(default_model: Path, size: int) -> list[Path]:
+    """The default models for an n x n board, first choice first: the model named for the size
+    beside the default one (models/15x15.pt), then the default itself when it is not that one.
+    The window, its page and the engine pick their model this way."""
+    named = default_model.with_name(f"{size}x{size}{default_model.suffix}")
+    return [named] if named == default_model else [named, default_model]
+
 PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
   heuristic                one-ply window heuristic (takes wins, blocks fours)

@@ -33,7 +33,7 @@ import numpy as np
 from gomoku.game.board import Board
 from gomoku.game.forfeit import Forfeit, ForfeitReason
 from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
-                            make_player, parse_spec, trained_n_in_row)
+                            make_player, parse_spec, sized_default, trained_n_in_row)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
 
 log = logging.getLogger(__name__)
@@ -163,13 +163,6 @@ def choose_opponent(opponent: str | None, model: str | Path | None = None, playo
     missing = sized_default(Path(default_model), size)[0]
     wanted = f"{size}x{size} at {missing}" if n_in_row == N_IN_ROW else f"{n_in_row} in a row on {size}x{size}"
     return FALLBACK_SPEC, f"No model for {wanted} yet: playing {FALLBACK_SPEC} (pure MCTS) instead."
-
-
-def sized_default(default_model: Path, size: int) -> list[Path]:
-    """The default models for an n x n board, first choice first: the model named for the size
-    beside the default one (models/15x15.pt), then the default itself when it is not that one."""
-    named = default_model.with_name(f"{size}x{size}{default_model.suffix}")
-    return [named] if named == default_model else [named, default_model]
 
 
 def model_plays(path: Path, size: int, n_in_row: int = N_IN_ROW) -> bool:
