@@ -21,7 +21,8 @@ from mcts import BatchedMCTS, SearchConfig
 from tests.fakes import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-MODEL = REPO_ROOT / "models" / "9x9.pt"
+MODEL = REPO_ROOT / "models" / "9x9.pt"  # a residual tower with pooled heads
+FC_MODEL = REPO_ROOT / "models" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
 HARNESS = REPO_ROOT / "gomoku" / "web" / "harness.js"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the page's scripts run under node)")
@@ -74,8 +75,8 @@ def test_export_writes_a_static_site(site):
     for name in (*STATIC_FILES, "model.json", "weights.bin"):
         assert (site / name).is_file(), name
     meta = json.loads((site / "model.json").read_text())
-    assert (meta["arch"], meta["width"], meta["height"], meta["n_in_row"]) == ("conv3", 9, 9, 5)
-    assert meta["parameters"] == 131_132
+    assert (meta["arch"], meta["head"], meta["width"], meta["height"], meta["n_in_row"]) == ("resnet", "pooled", 9, 9, 5)
+    assert (meta["channels"], meta["blocks"], meta["parameters"]) == (32, 3, 63_042)  # BatchNorm folded
     assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
     assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == PLAYER_C_PUCT == 5.0
     assert meta["search"]["forced_moves"] is True
@@ -214,7 +215,7 @@ def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
         with urllib.request.urlopen(url) as response:
             assert b"gomoku-zero" in response.read()
         with urllib.request.urlopen(url + "model.json") as response:
-            assert json.loads(response.read())["arch"] == "conv3"
+            assert json.loads(response.read())["arch"] == "resnet"
         with urllib.request.urlopen(url + "worker.js") as response:
             assert "javascript" in response.headers["Content-Type"]  # a worker script needs a JS type
         while not opened.exists():  # play.py now waits for the browser command
@@ -663,7 +664,7 @@ def test_export_of_a_net_with_pooled_heads(pooled_site, tmp_path):
                                          "value_fc1.bias", "value_fc2.weight", "value_fc2.bias"]
     nine = net_payload(_pooled_net(9))[0]
     assert (nine["head"], nine["sizes"], nine["search"]["playouts"]) == ("pooled", [9, 15], 400)
-    fc = json.loads((export_site(MODEL, tmp_path / "fc") / "model.json").read_text())
+    fc = json.loads((export_site(FC_MODEL, tmp_path / "fc") / "model.json").read_text())
     assert (fc["head"], fc["sizes"]) == ("fc", [9]) and "heads.policy_fc.weight" in fc["tensors"]
     with pytest.raises(ExportError, match="trained for 4 in a row"):
         net_payload(net, n_in_row=4)
@@ -899,8 +900,10 @@ def test_play_web_takes_the_model_for_size_and_refuses_the_windows_options(tmp_p
     assert play.web_model(play.parse_args(["--web"])) == Path("models/9x9.pt")
     assert play.web_model(play.parse_args(["--web", "--size", "15"])) == Path("models/15x15.pt")
     assert play.web_model(play.parse_args(["--web", "--size", "13"])) == Path("models/9x9.pt")  # then refused:
-    with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, not 13x13"):
+    with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, 15x15, not 13x13"):
         play_in_browser(Path("models/9x9.pt"), port=0, open_browser=False, size=13)
+    with pytest.raises(ExportError, match="the page of models/previous-9x9/9x9.pt plays 9x9, not 13x13"):
+        play_in_browser(Path("models/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
     assert play.web_model(play.parse_args(["--web", "--model", str(MODEL), "--size", "13"])) == MODEL
 
 
