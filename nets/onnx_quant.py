@@ -7,10 +7,10 @@ real positions (``Board.current_state()``) and of the board the net was made for
 activations with int8 weights is the pair that runs fast on AVX2 without VNNI (int8 activations run
 slower than float32 there). The value head (the nodes that only the value output depends on) stays
 float32: a small share of the work, and on a residual tower with pooled heads quantising it moved
-some values by 0.17 where the rest of the net moves them by 0.07 at most. The result is serialised
+some values by 0.17 where the rest of the net moves them by 0.08 at most. The result is serialised
 bytes, with the model's metadata (net config, ``n_in_row``) kept, that
-``nets.onnx_evaluator.OnnxEvaluator`` runs. docs/engine.md has the
-speed and the agreement with float32.
+``nets.onnx_evaluator.OnnxEvaluator`` runs. docs/engine.md has the speed and the agreement with
+float32.
 """
 
 from __future__ import annotations

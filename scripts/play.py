@@ -12,8 +12,8 @@ Left/Right step through the game, Home/End first/last position, Enter go on from
 Points are named in standard notation: column letter, row number counted from the bottom (A1 is
 the bottom-left corner). Without a trained model at models/9x9.pt the AI falls back to pure MCTS
 (pure:2000) and says so. Other boards: --size 15 plays models/15x15.pt, --size 13 models/9x9.pt
-(its net plays any size; an fc net would not: pure:2000 then); a --model plays on its own board unless --size says otherwise,
-and with the rule it was trained for (a smoke run's model: 6x6, four in a row).
+(its net plays any size; were it an fc net, pure:2000); a --model plays on its own board unless
+--size says otherwise, and with the rule it was trained for (a smoke run's model: 6x6, four in a row).
 
     python scripts/play.py --moves E5,D4,F4,D6,D5,C6,C3 --seed 0 --screenshot /tmp/shot.png   # headless (docs/play.md)
 """

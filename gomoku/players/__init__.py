@@ -42,6 +42,7 @@ def sized_default(default_model: Path, size: int) -> list[Path]:
     named = default_model.with_name(f"{size}x{size}{default_model.suffix}")
     return [named] if named == default_model else [named, default_model]
 
+
 PLAYER_SPECS_HELP = """\
   random                   uniform random legal moves
   heuristic                one-ply window heuristic (takes wins, blocks fours)
