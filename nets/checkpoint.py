@@ -35,7 +35,8 @@ from typing import BinaryIO, Callable, Iterator
 import torch
 from torch import nn
 
-from nets.model import IN_PLANES, NetConfig, build_net, flush_subnormals
+from nets.model import NetConfig, build_net, flush_subnormals
+from nets.probe import net_problem
 
 FORMAT = "gomoku-zero/1"
 FILE_MODE = 0o644  # mkstemp makes 0600 files; checkpoints are meant to be shared
@@ -256,10 +257,9 @@ def net_from_checkpoint(payload: dict, width: int | None = None, height: int | N
         raise CheckpointError(f"{source}: the weights do not fit its net_config: {first_line(error)}") from error
     flush_subnormals(net.state_dict().values())  # older files may hold some (nets.model)
     net.eval()  # as it plays (a residual tower's batch norms use their running statistics)
-    with torch.inference_mode():
-        outputs = net(torch.zeros(1, IN_PLANES, config.height, config.width))
-    if not all(torch.isfinite(output).all() for output in outputs):
-        raise CheckpointError(f"{source}: the net's outputs are not finite (NaN or infinity) on an empty board: "
+    problem = net_problem(net)
+    if problem is not None:
+        raise CheckpointError(f"{source}: the net's outputs are {problem} on the probe positions: "
                               "its weights are broken")
     return net
 
@@ -269,9 +269,20 @@ def load_net(path: str | os.PathLike, width: int | None = None, height: int | No
     return net_from_checkpoint(load_checkpoint(path, map_location), width, height, path)
 
 
+def n_in_row_problem(n_in_row, config: NetConfig) -> str | None:
+    """Why ``n_in_row`` cannot be the rule of a net for ``config``'s board (None when it can): it
+    must be a whole number from 1 to the board's longer side, as ``Board`` asks."""
+    longest = max(config.width, config.height)
+    if isinstance(n_in_row, bool) or not isinstance(n_in_row, int) or not 1 <= n_in_row <= longest:
+        return (f"n_in_row must be a whole number from 1 to {longest} (the longer side of its "
+                f"{config.width}x{config.height} board), got {n_in_row!r}")
+    return None
+
+
 def model_n_in_row(payload: dict, path: str | os.PathLike | None = None) -> int:
     """The stones in a row the checkpoint's net was trained to win with: its ``n_in_row`` key,
-    else its training config's ``board.n_in_row``, else DEFAULT_N_IN_ROW (logged)."""
+    else its training config's ``board.n_in_row``, else DEFAULT_N_IN_ROW (logged); one that does
+    not fit the board of the checkpoint's ``net_config`` (``n_in_row_problem``) is a CheckpointError."""
     value = payload.get("n_in_row")
     if value is None:
         board = payload.get("config", {}).get("board", {}) if isinstance(payload.get("config"), dict) else {}
@@ -282,6 +293,13 @@ def model_n_in_row(payload: dict, path: str | os.PathLike | None = None) -> int:
         return DEFAULT_N_IN_ROW
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise CheckpointError(f"{path or 'checkpoint'} has an invalid n_in_row: {value!r}")
+    try:
+        config = NetConfig(**payload["net_config"])
+    except (KeyError, TypeError, ValueError):  # net_from_checkpoint names a bad net_config
+        return value
+    problem = n_in_row_problem(value, config)
+    if problem is not None:
+        raise CheckpointError(f"{path or 'checkpoint'} has an invalid n_in_row: {problem}")
     return value
 
 
@@ -294,9 +312,11 @@ def load_model(path: str | os.PathLike, width: int | None = None, height: int | 
 
 def save_model(path: str | os.PathLike, net: nn.Module, *, n_in_row: int = DEFAULT_N_IN_ROW, **extra) -> None:
     """A small model file: net config, weights and the ``n_in_row`` rule the net was trained
-    for (pass the training board's), no optimiser (what ships in models/)."""
-    if isinstance(n_in_row, bool) or not isinstance(n_in_row, int) or n_in_row < 1:
-        raise ValueError(f"n_in_row must be a positive integer, got {n_in_row!r}")
+    for (pass the training board's), no optimiser (what ships in models/). An ``n_in_row`` that
+    does not fit the net's board (``n_in_row_problem``) is a ValueError naming ``path``."""
+    problem = n_in_row_problem(n_in_row, net.config)
+    if problem is not None:
+        raise ValueError(f"cannot write {path}: {problem}")
     save_checkpoint(path, {"net_config": net.config.to_dict(),
                            "model": on_cpu(net.state_dict()),
                            "n_in_row": n_in_row, **extra})

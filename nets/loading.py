@@ -81,9 +81,10 @@ def forget_exports() -> None:
 
 
 def _export(path: Path) -> tuple[bytes, int]:
-    """The model's ONNX export (checked against torch) and its n_in_row, made once per file version."""
-    from nets.checkpoint import load_model
-    from nets.onnx_export import export_in_memory, require
+    """The model's ONNX export (checked against torch) and its n_in_row, made once per file version;
+    a failed check is a CheckpointError naming the file."""
+    from nets.checkpoint import CheckpointError, first_line, load_model
+    from nets.onnx_export import OnnxCheckError, export_in_memory, require
 
     require("onnx")
     require("onnxruntime")
@@ -93,7 +94,11 @@ def _export(path: Path) -> tuple[bytes, int]:
         key = None
     if key is None or key not in _exports:
         net, n_in_row = load_model(path)
-        exported = export_in_memory(net, n_in_row), n_in_row
+        try:
+            exported = export_in_memory(net, n_in_row), n_in_row
+        except OnnxCheckError as error:  # extreme weights: torch's and onnxruntime's float rounding differ
+            raise CheckpointError(f"{path}: the net does not compute the same on onnxruntime as on torch "
+                                  f"({first_line(error)}): its weights are broken or extreme") from error
         if key is None:
             return exported
         _exports[key] = exported

@@ -8,13 +8,17 @@ the pooled heads, which plays any board size, dynamic H and W: one file runs on 
     value       float32 [B]            in [-1, 1], for the player to move
 
 The net's config is stored in the model's metadata (key ``gomoku_zero.net_config``, JSON) so that
-``nets.onnx_evaluator.OnnxEvaluator`` knows the board size. ``onnx`` and ``onnxruntime`` are
-dependencies of the package, imported only when used.
+``nets.onnx_evaluator.OnnxEvaluator`` knows the board size, and a SHA-256 of the graph (its
+weights and nodes) and of the rest of the metadata under ``gomoku_zero.sha256`` (``seal``): every
+load checks it (``verify_onnx``), so that one changed byte in a weight is refused, not played. A
+foreign file (without the key) is checked only by the load's probe of its outputs (``nets.probe``).
+``onnx`` and ``onnxruntime`` are dependencies of the package, imported only when used.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import io
 import json
@@ -28,16 +32,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from nets.checkpoint import atomic_write, first_line
+from nets.checkpoint import atomic_write, first_line, n_in_row_problem
 from nets.model import IN_PLANES, MAX_BOARD_SIDE, NetConfig
+from nets.probe import random_planes  # the check's planes (long defined here: imported from here too)
 
 INPUT_NAME = "planes"
 OUTPUT_NAMES = ("log_policy", "value")
 METADATA_KEY = "gomoku_zero.net_config"
 N_IN_ROW_KEY = "gomoku_zero.n_in_row"
+DIGEST_KEY = "gomoku_zero.sha256"  # of the graph and the other metadata (``seal``)
 DEFAULT_OPSET = 17
 OPSETS = range(7, 21)  # what the legacy (TorchScript) exporter writes and onnxruntime runs for these nets
 CHECK_BATCH_SIZES = (1, 37)
+MAX_CHECK_BATCH = 4096  # the largest batch of the check (4096 boards of 32x32 planes: 64 MiB)
 CHECK_TOLERANCE = 1e-4  # float32 noise between two runtimes is ~1e-6; anything near this is a bug
 CHECK_OTHER_SIDES = (9, 15)  # a pooled net is also checked on these square boards (beside its own)
 
@@ -81,27 +88,6 @@ def require(module: str) -> None:
                           "(both are dependencies of the package: pip install -e .)")
 
 
-def random_planes(config: NetConfig, batch: int, rng: np.random.Generator,
-                  size: tuple[int, int] | None = None) -> np.ndarray:
-    """Plausible input planes: random positions with 0..H*W-1 stones, the colours alternating,
-    on the config's board or on ``size`` = (width, height)."""
-    width, height = size or (config.width, config.height)
-    points = width * height
-    planes = np.zeros((batch, IN_PLANES, points), dtype=np.float32)
-    for i in range(batch):
-        n_moves = int(rng.integers(0, points))
-        moves = rng.permutation(points)[:n_moves]
-        to_move_is_first = n_moves % 2 == 0
-        first, second = moves[0::2], moves[1::2]
-        own, theirs = (first, second) if to_move_is_first else (second, first)
-        planes[i, 0, own] = 1.0
-        planes[i, 1, theirs] = 1.0
-        if n_moves:
-            planes[i, 2, moves[-1]] = 1.0
-        planes[i, 3] = float(to_move_is_first)
-    return planes.reshape(batch, IN_PLANES, height, width)
-
-
 def check_sizes(config: NetConfig) -> tuple[tuple[int, int], ...]:
     """The (width, height) boards an export of a net is checked on: its own, and for a net that
     plays any size CHECK_OTHER_SIDES too."""
@@ -130,7 +116,8 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
     ``exporter``: "dynamo" needs the onnxscript package; "legacy" (torch.onnx's TorchScript
     exporter, ``dynamo=False``) works without it; "auto" picks dynamo when onnxscript is there
     and falls back to legacy if the dynamo export fails. Raises OnnxExportError for an opset
-    outside OPSETS or a missing exporter. Nothing is written to disk.
+    outside OPSETS, a missing exporter, or an ``n_in_row`` that does not fit the net's board.
+    Nothing is written to disk.
     """
     require("onnx")
     import onnx
@@ -138,6 +125,9 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
     if isinstance(opset, bool) or not isinstance(opset, int) or opset not in OPSETS:
         raise OnnxExportError(f"opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {opset!r}")
     config: NetConfig = net.config
+    problem = None if n_in_row is None else n_in_row_problem(n_in_row, config)
+    if problem is not None:
+        raise OnnxExportError(f"cannot export the net: {problem}")
     net = _cpu_copy(net)
     example = torch.from_numpy(random_planes(config, 2, np.random.default_rng(0)))
     kind = _exporter(exporter)
@@ -169,7 +159,42 @@ def onnx_bytes(net: nn.Module, opset: int = DEFAULT_OPSET, exporter: str = "auto
         entry.key, entry.value = N_IN_ROW_KEY, str(int(n_in_row))
     model.producer_name = "gomoku-zero"
     onnx.checker.check_model(model)
-    return model.SerializeToString()
+    return seal(model)
+
+
+def model_digest(proto) -> str:
+    """The SHA-256 (hex) of a ModelProto's graph (nodes and weights) and of its metadata other
+    than DIGEST_KEY: what ``seal`` records under DIGEST_KEY."""
+    digest = hashlib.sha256(proto.graph.SerializeToString(deterministic=True))
+    for key, value in sorted((e.key, e.value) for e in proto.metadata_props if e.key != DIGEST_KEY):
+        digest.update(f"\0{key}\0{value}".encode())
+    return digest.hexdigest()
+
+
+def seal(proto) -> bytes:
+    """A ModelProto serialised with its ``model_digest`` under DIGEST_KEY (an older one replaced)."""
+    kept = [(e.key, e.value) for e in proto.metadata_props if e.key != DIGEST_KEY]
+    del proto.metadata_props[:]
+    for key, value in kept:
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = key, value
+    digest = model_digest(proto)
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = DIGEST_KEY, digest
+    return proto.SerializeToString()
+
+
+def verify_onnx(model: str | os.PathLike | bytes) -> bool:
+    """Check an ONNX model's DIGEST_KEY against its content and that its weights are finite;
+    OnnxExportError (one line, naming the file) when either fails. Returns whether the model
+    records a digest (False: a foreign file, which only the load's probe of its outputs checks)."""
+    proto = model_proto(model)
+    recorded = {e.key: e.value for e in proto.metadata_props}.get(DIGEST_KEY)
+    if recorded is not None and recorded != model_digest(proto):
+        raise OnnxExportError(f"{_name(model)} is corrupt: the checksum of its weights ({DIGEST_KEY}) does not "
+                              "match (a damaged or changed byte); use another copy or export it again")
+    _check_finite_weights(proto, model)
+    return recorded is not None
 
 
 def _dynamic_axes(config: NetConfig) -> dict:
@@ -266,11 +291,12 @@ def read_n_in_row(model: str | os.PathLike | bytes) -> int | None:
     return int(text)
 
 
-def check_finite(model: str | os.PathLike | bytes) -> None:
-    """Raise OnnxExportError when a weight (an initializer) of the model is a NaN or an infinity."""
+def _check_finite_weights(proto, model: str | os.PathLike | bytes) -> None:
+    """Raise OnnxExportError when a weight (an initializer) of ``proto``, the ModelProto of
+    ``model``, is a NaN or an infinity."""
     from onnx import numpy_helper
 
-    for tensor in model_proto(model).graph.initializer:
+    for tensor in proto.graph.initializer:
         array = numpy_helper.to_array(tensor)
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             raise OnnxExportError(f"{_name(model)} holds non-finite "
@@ -315,8 +341,10 @@ def check_onnx(net: nn.Module, model: str | os.PathLike | bytes, batch_sizes=CHE
                tolerance: float = CHECK_TOLERANCE, seed: int = 0) -> CheckReport:
     """Compare the exported model (a path or the serialised bytes) with ``net`` on random boards
     (of each of ``check_sizes``); raise OnnxCheckError past ``tolerance``. A NaN or infinity on either side fails the check."""
-    if not batch_sizes or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in batch_sizes):
-        raise ValueError(f"the check's batch sizes must be positive integers, got {list(batch_sizes)}")
+    if not batch_sizes or any(isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= MAX_CHECK_BATCH
+                              for b in batch_sizes):
+        raise ValueError(f"the check's batch sizes must be whole numbers from 1 to {MAX_CHECK_BATCH}, "
+                         f"got {list(batch_sizes)}")
     session = onnx_session(model)
     net = _cpu_copy(net)
     rng = np.random.default_rng(seed)

@@ -8,7 +8,8 @@ activations with int8 weights is the pair that runs fast on AVX2 without VNNI (i
 slower than float32 there). The value head (the nodes that only the value output depends on) stays
 float32: a small share of the work, and on a residual tower with pooled heads quantising it moved
 some values by 0.17 where the rest of the net moves them by 0.08 at most. The result is serialised
-bytes, with the model's metadata (net config, ``n_in_row``) kept, that
+bytes, with the model's metadata (net config, ``n_in_row``) kept and its checksum made anew
+(``nets.onnx_export.seal``), that
 ``nets.onnx_evaluator.OnnxEvaluator`` runs. docs/engine.md has the speed and the agreement with
 float32.
 """
@@ -23,7 +24,7 @@ import numpy as np
 
 from nets.checkpoint import first_line
 from nets.model import IN_PLANES
-from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, OnnxExportError, model_proto, require
+from nets.onnx_export import INPUT_NAME, OUTPUT_NAMES, OnnxExportError, model_proto, require, seal
 
 CALIBRATION_BATCH = 32  # planes per calibration run (the ranges are the same whatever the split)
 
@@ -95,4 +96,4 @@ def quantize_int8(model: bytes, calibration: np.ndarray) -> bytes:
     del quantised.metadata_props[:]
     quantised.metadata_props.extend(source.metadata_props)
     quantised.producer_name = source.producer_name
-    return quantised.SerializeToString()
+    return seal(quantised)  # the checksum of the int8 graph, not the float one's

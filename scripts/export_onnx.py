@@ -2,6 +2,7 @@
 
     python scripts/export_onnx.py                          # models/9x9.pt -> models/9x9.onnx
     python scripts/export_onnx.py runs/9x9/best.pt /tmp/best.onnx
+    python scripts/export_onnx.py runs/9x9/best.pt --out /tmp/best.onnx   # the same (as export_web.py --out)
     python scripts/export_onnx.py --bench                  # also: latency and search speed, 1 thread
     python scripts/export_onnx.py --int8                   # models/9x9.pt -> models/9x9-int8.onnx
 
@@ -37,7 +38,7 @@ EXIT_USAGE = 2
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from nets.onnx_export import CHECK_TOLERANCE, DEFAULT_OPSET, OPSETS
+    from nets.onnx_export import CHECK_TOLERANCE, DEFAULT_OPSET, MAX_CHECK_BATCH, OPSETS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,13 +46,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"model or training checkpoint (default {DEFAULT_MODEL})")
     parser.add_argument("out", nargs="?", type=Path, help="ONNX file to write (default: the model's "
                         f"path with .onnx, i.e. {DEFAULT_OUT} for the default model)")
+    parser.add_argument("--out", dest="out_option", type=Path, metavar="OUT",
+                        help="the ONNX file to write, as the positional OUT (export_web.py takes --out too)")
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET, help="ONNX opset version")
     parser.add_argument("--exporter", choices=("auto", "legacy", "dynamo"), default="auto",
                         help="torch.onnx exporter: dynamo needs onnxscript; auto uses it when present")
     parser.add_argument("--tolerance", type=float, default=CHECK_TOLERANCE,
                         help="largest max-abs difference of log-policy and value accepted")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 37], metavar="B",
-                        help="batch sizes of the check")
+                        help=f"batch sizes of the check (1 to {MAX_CHECK_BATCH})")
     parser.add_argument("--bench", action="store_true",
                         help="time single-position evaluation and a 400-playout search, torch vs onnxruntime")
     parser.add_argument("--bench-playouts", type=int, default=400, help="playouts per move in the search bench")
@@ -59,13 +62,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--int8", action="store_true", help="write the int8 quantisation of the checked export, "
                         "calibrated on positions of seeded games (default output: the model's path with -int8.onnx)")
     args = parser.parse_args(argv)
+    if args.out_option is not None:
+        if args.out is not None and args.out != args.out_option:
+            parser.error(f"two outputs given: {args.out} and --out {args.out_option}; give one")
+        args.out = args.out_option
     if args.out is None:
         suffix = "-int8.onnx" if args.int8 else ".onnx"
         args.out = args.model.with_name(args.model.stem + suffix)
     if args.opset not in OPSETS:
         parser.error(f"--opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
-    if min(args.batch_sizes) < 1:
-        parser.error(f"--batch-sizes must be positive, got {args.batch_sizes}")
+    if not all(1 <= batch <= MAX_CHECK_BATCH for batch in args.batch_sizes):
+        parser.error(f"--batch-sizes must be from 1 to {MAX_CHECK_BATCH}, got {args.batch_sizes}")
     if not math.isfinite(args.tolerance) or args.tolerance < 0:
         parser.error(f"--tolerance must be a finite number >= 0, got {args.tolerance}")
     if args.bench_playouts < 1 or args.bench_moves < 1:

@@ -172,9 +172,15 @@ def pending_model(run_dir: Path, name: str, iteration: int) -> Path:
 def write_model_files(run_dir: Path, net, n_in_row: int, report: EvalReport, iteration: int, games: int,
                       writing) -> None:
     """current.pt, and best.pt when the report says so, as files pending the iteration's commit
-    (each atomically, inside ``writing(path)``): ``promote_model_files`` puts them in place."""
+    (each atomically, inside ``writing(path)``): ``promote_model_files`` puts them in place. A net
+    whose outputs on the probe positions are not finite and in range (``nets.probe``; the pipeline
+    stops before its commit) is a ValueError and writes neither: it never becomes best.pt."""
     from nets import save_model
+    from nets.probe import net_problem
 
+    problem = net_problem(net)
+    if problem is not None:
+        raise ValueError(f"the net of iteration {iteration} is not written to {run_dir}: its outputs are {problem}")
     current = pending_model(run_dir, CURRENT_MODEL, iteration)
     with writing(current):
         save_model(current, net, n_in_row=n_in_row, iteration=iteration, games=games)

@@ -47,6 +47,7 @@ from gomoku.training.symmetry import augment
 from nets import (CheckpointError, NetConfig, Trainer, build_net, kl_adaptive_update, load_checkpoint, on_cpu,
                   save_checkpoint)
 from nets.checkpoint import atomic_write, deferred_signals
+from nets.probe import net_problem
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,17 @@ class StopLimit(enum.Enum):
 FLOAT_SLACK = 1e-9  # so that 0.29 updates a game over 100 games count 29 (0.29 * 100 is 28.999999999999996)
 
 
+# The rule that stops a run whose training has blown up: a loss (value MSE, at most 4, plus the
+# policy's cross-entropy, ln(81) = 4.4 for a uniform policy on 9x9, ln(1024) = 6.9 on 32x32) that
+# is not finite or above MAX_LOSS after any update, or weights or probe outputs (nets.probe) that
+# are not finite and in range after an iteration's training. Nothing of the iteration is committed:
+# the checkpoint, best.pt and current.pt stay those of the last good iteration.
+MAX_LOSS = 100.0
+
+
 class TrainingDiverged(RuntimeError):
-    """The loss or the weights stopped being finite; the run stays at its last good iteration."""
+    """The loss stopped being finite or exploded (MAX_LOSS), or the weights or the net's outputs
+    did (nets.probe); the run stays at its last good iteration."""
 
 
 class TrainPipeline:
@@ -224,6 +234,10 @@ class TrainPipeline:
             raise ValueError(f"{path} was trained with net {payload['net_config']}, the config asks for "
                              f"{self.net_config.to_dict()}")
         self.net.load_state_dict(payload["model"])
+        problem = net_problem(self.net)
+        if problem is not None:  # finite weights that are broken (a layer scaled by 1e30): never trained on
+            raise CheckpointError(f"{path}: the net's outputs are {problem} on the probe positions: its weights "
+                                  "are broken and the run cannot resume from it (its best.pt is kept)")
         self.trainer.optimizer.load_state_dict(payload["optimizer"])
         try:
             self.state = RunState.from_payload(payload)
@@ -309,6 +323,7 @@ class TrainPipeline:
             batch = self.buffer.sample(t.batch_size, self.rng)
             update = kl_adaptive_update(self.trainer, *batch, lr=t.lr, lr_multiplier=multiplier,
                                         epochs=t.epochs, kl_targ=t.kl_targ, max_multiplier=t.lr_multiplier_max)
+            self._check_loss(update.step.loss, i + 1, n_updates, multiplier)
             multiplier = update.lr_multiplier
             updates.append(update)
         if not updates:
@@ -322,16 +337,34 @@ class TrainPipeline:
                           epochs=float(np.mean([u.epochs for u in updates])),
                           explained_var_old=last.explained_var_old, explained_var_new=last.explained_var_new)
 
+    def _stopped(self, what: str, multiplier: float) -> TrainingDiverged:
+        return TrainingDiverged(
+            f"iteration {self.iteration}: {what} (train.lr {self.config.train.lr:g}, lr multiplier "
+            f"{multiplier:.3g}); stopped: the run stays at iteration {self.committed_iteration}, its last good "
+            f"checkpoint, with its best.pt (resume with a lower learning rate: --resume --set train.lr=...)")
+
+    def _check_loss(self, loss: float, update: int, n_updates: int, multiplier: float) -> None:
+        """TrainingDiverged when an update's loss is not finite or above MAX_LOSS."""
+        if not math.isfinite(loss):
+            raise self._stopped(f"the loss is not finite ({loss}) at update {update}/{n_updates}", multiplier)
+        if loss > MAX_LOSS:
+            raise self._stopped(f"the loss exploded to {loss:.3g} at update {update}/{n_updates} "
+                                f"(the limit is {MAX_LOSS:g})", multiplier)
+
     def _check_finite(self, stats: TrainStats) -> None:
+        """TrainingDiverged unless the losses and weights are finite and the net's outputs on the
+        probe positions are finite and in range (``nets.probe``): such a net is never committed,
+        so never becomes best.pt."""
         bad = [key for key in TrainStats.LOSSES if not math.isfinite(getattr(stats, key) or 0.0)]
-        if not bad and all(bool(torch.isfinite(p).all()) for p in self.net.parameters()):
-            return
-        what = f"the {bad[0]} ({getattr(stats, bad[0])})" if bad else "a weight of the net"
-        raise TrainingDiverged(
-            f"iteration {self.iteration}: {what} is not finite after training (train.lr {self.config.train.lr:g}, "
-            f"lr multiplier {stats.lr_multiplier:.3g}); stopped: the run stays at iteration "
-            f"{self.committed_iteration}, its last good checkpoint (resume with a lower learning rate: "
-            f"--resume --set train.lr=...)")
+        if bad:
+            raise self._stopped(f"the {bad[0]} ({getattr(stats, bad[0])}) is not finite after training",
+                                stats.lr_multiplier)
+        if not all(bool(torch.isfinite(p).all()) for p in self.net.parameters()):
+            raise self._stopped("a weight of the net is not finite after training", stats.lr_multiplier)
+        problem = net_problem(self.net)
+        if problem is not None:
+            raise self._stopped(f"the net's outputs are {problem} on the probe positions after training",
+                                stats.lr_multiplier)
 
     def evaluate(self) -> EvalReport:
         """The current net against the pure-MCTS ladder and ``eval.opponents`` (nothing written yet)."""
