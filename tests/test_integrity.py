@@ -206,8 +206,8 @@ def _smoke_run(tmp_path: Path):
     from gomoku.training.pipeline import TrainPipeline
     from tests.test_crash import OVERRIDES
 
-    config = load_config(ROOT / "configs" / "smoke.yaml",
-                         OVERRIDES + ["eval.check_freq=1", "eval.games=2", "eval.opponents=[]", "eval.select_by=ladder"])
+    evaluations = ["eval.check_freq=1", "eval.games=2", "eval.opponents=[]", "eval.select_by=ladder"]
+    config = load_config(ROOT / "configs" / "smoke.yaml", OVERRIDES + evaluations)
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
     pipeline.run(max_iterations=2)
     assert (tmp_path / "best.pt").is_file()
@@ -271,7 +271,7 @@ def test_the_export_scripts_batch_sizes_are_bounded(tmp_path, capsys, int8):
     save_model(model, _net())
     script = load_script("export_onnx")
     with pytest.raises(SystemExit) as caught:
-        script.main([str(model), str(tmp_path / "out.onnx"), "--batch-sizes", "100000000", *(["--int8"] if int8 else [])])
+        script.main([str(model), str(tmp_path / "out.onnx"), "--batch-sizes", "100000000"] + ["--int8"] * int8)
     assert caught.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert f"--batch-sizes must be from 1 to {MAX_CHECK_BATCH}, got [100000000]" in err
