@@ -348,8 +348,8 @@ class TrainPipeline:
         if not math.isfinite(loss):
             raise self._stopped(f"the loss is not finite ({loss}) at update {update}/{n_updates}", multiplier)
         if loss > MAX_LOSS:
-            raise self._stopped(f"the loss exploded to {loss:.3g} at update {update}/{n_updates} "
-                                f"(the limit is {MAX_LOSS:g})", multiplier)
+            raise self._stopped(f"the loss exploded to {loss:.3g} at update {update}/{n_updates}, above the "
+                                f"limit of {MAX_LOSS:g}", multiplier)
 
     def _check_finite(self, stats: TrainStats) -> None:
         """TrainingDiverged unless the losses and weights are finite and the net's outputs on the
