@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 
 CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
 
-__all__ = ["CAPACITY_PER_PLAYOUT", "BatchedMCTS", "GameLike", "Rules", "SearchConfig", "SearchResult", "visit_policy"]
+__all__ = ["CAPACITY_PER_PLAYOUT", "BatchedMCTS", "GameLike", "Rules", "SearchConfig", "SearchResult",
+           "visit_policy"]
 
 
 @dataclass
