@@ -1,8 +1,8 @@
 """Array-based PUCT Monte Carlo tree search over many trees at once: tree storage, selection,
 backup and tree reuse. The game's rules (terminal positions, the moves a node searches, the
 evaluator's input planes) come from a rules object (``mcts.game.Rules``) and the judgement of
-leaves from an evaluator (``mcts.evaluators``), both injected; the root's moves may be chosen by a root
-selector in place of PUCT (the Gumbel root, ``mcts.gumbel``).
+leaves from an evaluator (``mcts.evaluators``), both injected; the root's moves may be chosen by
+a root selector in place of PUCT (the Gumbel root, ``mcts.gumbel``).
 
 Value-sign convention (the one place it is stated):
     Every value is from the point of view of the player to move in the position it belongs to.
