@@ -1,4 +1,4 @@
-"""gomoku-zero: the game, the players, and the wiring of search and nets into training.
+"""gomoku-zero: the game, its five-in-a-row tactics, the players, and the wiring of search and nets into training.
 
 Importing this package imports neither torch nor pygame.
 """

@@ -1,8 +1,8 @@
 """Array-based PUCT Monte Carlo tree search over many trees at once: tree storage, selection,
 backup and tree reuse. The game's rules (terminal positions, the moves a node searches, the
-network's input planes) come from a rules object (``mcts.rules``) and the judgement of leaves from
-an evaluator (``mcts.evaluators``), both injected; the root's moves may be chosen by a root
-selector in place of PUCT (the Gumbel root, ``mcts.gumbel``).
+evaluator's input planes) come from a rules object (``mcts.game.Rules``) and the judgement of
+leaves from an evaluator (``mcts.evaluators``), both injected; the root's moves may be chosen by
+a root selector in place of PUCT (the Gumbel root, ``mcts.gumbel``).
 
 Value-sign convention (the one place it is stated):
     Every value is from the point of view of the player to move in the position it belongs to.
@@ -10,8 +10,8 @@ Value-sign convention (the one place it is stated):
     ``W[s, a]`` (sum of backed-up values) and ``Q[s, a] = W / N`` of node ``s`` are from the point
     of view of the player to move at ``s``, the one choosing ``a``. Backing a leaf value ``v`` up
     the path therefore adds ``-v`` to the last edge, ``+v`` to the one before, and so on. A
-    terminal position is valued exactly: -1 for the player to move when the previous move made a
-    line (they have lost), 0 for a full board; a position the rules call won by force, +1.
+    terminal position is valued exactly: -1 for the player to move when the previous move won
+    (they have lost), 0 for a full board; a position the rules call won by force, +1.
 
 Layout (``mcts.tree.TreeArrays``): per tree, node slots holding the statistics of their edges;
 positions are rebuilt during the descent by placing stones on a per-tree working copy of the root
@@ -45,53 +45,23 @@ import logging
 import math
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from mcts.config import DEFAULT_VCF_NODES, SearchConfig
+from mcts.config import SearchConfig
 from mcts.evaluators import Evaluator
-from mcts.geometry import Geometry
+from mcts.game import FIRST, SECOND, GameLike, Rules
 from mcts.gumbel import GumbelRoot
 from mcts.result import NO_MOVE, SearchResult, visit_policy
-from mcts.rules import FIRST, SECOND, FreestyleRules
 from mcts.tree import ILLEGAL_VALUE_SUM, NO_CHILD, TreeArrays
-from mcts.vct import DEFAULT_VCT_NODES
 
 log = logging.getLogger(__name__)
 
 CAPACITY_PER_PLAYOUT = 3  # node slots per tree = this * n_playout + 2 (a reused subtree included)
 
-__all__ = ["CAPACITY_PER_PLAYOUT", "DEFAULT_VCF_NODES", "DEFAULT_VCT_NODES", "BatchedMCTS", "GameLike",
-           "SearchConfig", "SearchResult", "visit_policy"]
-
-
-class GameLike(Protocol):
-    """What the search needs of a position: its shape and its move history."""
-
-    width: int
-    height: int
-    n_in_row: int
-    moves: list[int]
-
-
-class Rules(Protocol):
-    """What the search needs of the game's rules (``mcts.rules.FreestyleRules``)."""
-
-    geometry: Geometry
-    root_differs: bool  # a root may search other moves than the same position as an inner node
-    stop: Callable[[], bool] | None  # interrupts the threat checks (a search's ``stop``)
-    vcf_calls: int  # threat solver runs so far, for speed figures
-    vct_calls: int
-
-    def wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray: ...
-
-    def wins_one(self, cells: np.ndarray, move: int, colour: int) -> bool: ...
-
-    def encode(self, cells: np.ndarray, to_move: np.ndarray, last: np.ndarray) -> np.ndarray: ...
-
-    def moves_to_search(self, cells: np.ndarray, to_move: np.ndarray, root: bool = False,
-                        depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+__all__ = ["CAPACITY_PER_PLAYOUT", "BatchedMCTS", "GameLike", "Rules", "SearchConfig", "SearchResult",
+           "visit_policy"]
 
 
 @dataclass
@@ -149,22 +119,19 @@ class _Batch:
 class BatchedMCTS(TreeArrays):
     """PUCT search over ``n_trees`` independent games, batching their leaves for the evaluator.
 
-    ``rules`` (default: freestyle with the config's forced-move and threat rules) must be of the
-    ``width`` x ``height`` / ``n_in_row`` shape."""
+    ``rules``: the game's (``mcts.game.Rules``), built by the caller for one board shape; the
+    boards searched must be theirs (``Rules.check``)."""
 
-    def __init__(self, evaluator: Evaluator, width: int, height: int, n_in_row: int,
-                 config: SearchConfig, n_trees: int = 1, rng: np.random.Generator | None = None,
-                 rules: Rules | None = None):
+    def __init__(self, evaluator: Evaluator, rules: Rules, config: SearchConfig, n_trees: int = 1,
+                 rng: np.random.Generator | None = None):
         self.evaluator = evaluator
         self.config = config
-        self.rules = rules if rules is not None else FreestyleRules(Geometry(width, height, n_in_row), config)
-        self.geometry = g = self.rules.geometry
-        if (g.width, g.height, g.n_in_row) != (width, height, n_in_row):
-            raise ValueError(f"rules for {g.width}x{g.height}/{g.n_in_row}, search for {width}x{height}/{n_in_row}")
+        self.rules = rules
+        self.size = rules.size
         self.root_selector = GumbelRoot(config.gumbel_k) if config.gumbel_k else None
         self.n_trees = n_trees
         self.rng = rng if rng is not None else np.random.default_rng()
-        size = self.geometry.size
+        size = self.size
         super().__init__(n_trees, CAPACITY_PER_PLAYOUT * config.n_playout + 2, size)
         # The root position of each tree.
         self.root_moves: list[list[int]] = [[] for _ in range(n_trees)]
@@ -174,25 +141,15 @@ class BatchedMCTS(TreeArrays):
         self.root_value = np.zeros(n_trees, dtype=np.float64)  # the evaluator's value of a fresh root
         self._executor: ThreadPoolExecutor | None = None  # the evaluator's thread (``pipeline``)
 
-    @property
-    def vcf_calls(self) -> int:
-        """The VCF solver's runs so far (``FreestyleRules``), for speed figures."""
-        return self.rules.vcf_calls
-
-    @property
-    def vct_calls(self) -> int:
-        return self.rules.vct_calls
-
     # ------------------------------------------------------------------ public API
     def search(self, boards: Sequence[GameLike], noise: bool | None = None, n_playout: int | None = None,
                keep_tree: bool = False, stop: Callable[[], bool] | None = None) -> list[SearchResult]:
         """Run ``n_playout`` playouts (default: the config's) from each board (board i uses tree i).
 
         ``keep_tree`` keeps a tree searched from the same position even when the config does not
-        reuse trees between moves (to search one position in several calls). ``stop``: once it is
-        true, the rules' threat checks still to run or running during this call give up (counted
-        as out of budget, not remembered: ``mcts.rules``), so that a caller with a clock is not
-        held by them; the playouts themselves all run.
+        reuse trees between moves (to search one position in several calls). ``stop`` is handed to
+        the rules for this call (``Rules.stop``): once it is true, their costly checks give up, so
+        that a caller with a clock is not held by them; the playouts themselves all run.
         """
         self.rules.stop = stop
         try:
@@ -214,7 +171,7 @@ class BatchedMCTS(TreeArrays):
             raise ValueError(f"n_playout must be in 1..{self.config.n_playout}, got {n_playout}")
         remaining = np.full(len(boards), n_playout, dtype=np.int64)
         for tree, board in enumerate(boards):
-            self._check_shape(board)
+            self.rules.check(board)
             self._set_root(tree, list(board.moves), keep_tree, n_playout)
         if self.rules.root_differs:
             self._drop_roots_with_other_moves(trees[self.n_nodes[trees] > 0])
@@ -252,12 +209,6 @@ class BatchedMCTS(TreeArrays):
             self.root_moves[t] = []
 
     # ------------------------------------------------------------------ roots
-    def _check_shape(self, board: GameLike) -> None:
-        g = self.geometry
-        if (board.width, board.height, board.n_in_row) != (g.width, g.height, g.n_in_row):
-            raise ValueError(f"board {board.width}x{board.height}/{board.n_in_row} does not match the "
-                             f"search's {g.width}x{g.height}/{g.n_in_row}")
-
     def _set_root(self, tree: int, moves: list[int], keep_tree: bool = False, n_playout: int | None = None) -> None:
         """Point the tree at the position after ``moves``, keeping the matching subtree if any
         (the same position kept while this search's ``n_playout`` more nodes fit)."""
@@ -288,7 +239,7 @@ class BatchedMCTS(TreeArrays):
         cells[moves[0::2]] = FIRST
         cells[moves[1::2]] = SECOND
         colour = FIRST if len(moves) % 2 == 1 else SECOND
-        if len(moves) == self.geometry.size or (moves and self.rules.wins_one(cells, moves[-1], colour)):
+        if len(moves) == self.size or (moves and self.rules.wins_one(cells, moves[-1], colour)):
             raise ValueError("cannot search a position where the game has ended")
 
     def _root_planes(self, trees: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -298,14 +249,14 @@ class BatchedMCTS(TreeArrays):
         return self.rules.encode(cells, to_move, last), self.rules.moves_to_search(cells, to_move, root=True)[1]
 
     def _drop_roots_with_other_moves(self, trees: np.ndarray) -> None:
-        """Start afresh the reused roots whose moves to search differ as a root (the VCF rules of
-        the root: a former inner node was expanded with every move)."""
+        """Start afresh the reused roots whose moves to search differ as a root (``root_differs``:
+        a former inner node was expanded with the moves of an inner node)."""
         if trees.size == 0:
             return
         to_move = np.where(self.root_count[trees] % 2 == 0, FIRST, SECOND)
         legal = self.rules.moves_to_search(self.root_cells[trees], to_move, root=True)[1]
         for tree in trees[(legal != self.root_searched(trees)).any(axis=1)]:
-            log.debug("tree %d: the root's moves changed (VCF rules); starting a fresh tree", tree)
+            log.debug("tree %d: the root's moves changed (the rules' root rules); starting a fresh tree", tree)
             self.n_nodes[tree] = 0
 
     def _expand_roots(self, trees: np.ndarray) -> None:
@@ -398,7 +349,7 @@ class BatchedMCTS(TreeArrays):
         open_ = np.flatnonzero(np.isnan(batch.values))
         if open_.size == 0:
             return batch
-        key = (d.trees[open_] * self.capacity + d.leaf_node[open_]) * self.geometry.size + d.leaf_move[open_]
+        key = (d.trees[open_] * self.capacity + d.leaf_node[open_]) * self.size + d.leaf_move[open_]
         if len(descents) == 1:  # one descent per tree: the leaves are distinct
             first, inverse = np.arange(open_.size), np.arange(open_.size)
         else:  # descents of one tree may end on the same edge: evaluate it once
@@ -456,7 +407,7 @@ class BatchedMCTS(TreeArrays):
         if np.isnan(value):
             can_win, legal = self.rules.moves_to_search(d.cells, d.to_move, depth=d.depth)
             if can_win[0]:
-                value = 1.0  # a win in one (or a VCF) for the player to move
+                value = 1.0  # a win by force for the player to move
             else:
                 priors, values = self.evaluator.evaluate_batch(self.rules.encode(d.cells, d.to_move, d.leaf_move), legal)
                 value = float(values[0])
@@ -471,7 +422,7 @@ class BatchedMCTS(TreeArrays):
         (through root edge ``root_move[i]`` when given)."""
         if len(trees) == 1:
             return self._descend_one(int(trees[0]), vloss, None if root_move is None else int(root_move[0]))
-        size = self.geometry.size
+        size = self.size
         k = len(trees)
         d = _Descent(trees=trees)
         cells = self.root_cells[trees].copy()
@@ -543,7 +494,7 @@ class BatchedMCTS(TreeArrays):
         if self.rules.wins_one(cells, move, colour):
             terminal = -1.0
         else:
-            terminal = 0.0 if count + depth == self.geometry.size else np.nan
+            terminal = 0.0 if count + depth == self.size else np.nan
         return _Descent(trees=np.array([tree]), levels=levels, leaf_node=np.array([node]),
                         leaf_move=np.array([move]), depth=np.array([depth]), cells=cells[None],
                         to_move=np.array([FIRST + SECOND - colour]), terminal_value=np.array([terminal]))

@@ -110,10 +110,11 @@ def _search_speed(evaluator, playouts: int, moves: int, width: int, height: int,
     import numpy as np
 
     from gomoku import Board
+    from gomoku.tactics import make_rules
     from mcts import BatchedMCTS, SearchConfig
 
     board = Board(width, height, n_in_row)
-    search = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
+    search = BatchedMCTS(evaluator, make_rules(board.width, board.height, board.n_in_row),
                          SearchConfig(n_playout=playouts), rng=np.random.default_rng(0))
     start = time.perf_counter()
     done = 0

@@ -1,13 +1,29 @@
-"""Stand-ins shared by the tests: a deterministic evaluator, a run's metrics lines and the scripts as modules."""
+"""Stand-ins shared by the tests: a search's parts from flat options, a deterministic evaluator,
+a run's metrics lines and the scripts as modules."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+
+from gomoku.tactics import FreestyleRules, TacticsConfig, make_rules
+from mcts import SearchConfig
+
+TACTICS_KEYS = {f.name for f in dataclasses.fields(TacticsConfig)}
+
+
+def parts(width: int, height: int, n_in_row: int, **options) -> tuple[FreestyleRules, SearchConfig]:
+    """The rules and the search config of one flat set of options (the search's keys and the
+    rules' forced_moves, vcf, ..., as a run's ``search`` section holds them), for
+    ``BatchedMCTS(evaluator, *parts(...))``."""
+    tactics = {key: value for key, value in options.items() if key in TACTICS_KEYS}
+    search = {key: value for key, value in options.items() if key not in TACTICS_KEYS}
+    return make_rules(width, height, n_in_row, TacticsConfig(**tactics)), SearchConfig(**search)
 
 
 class HashEvaluator:

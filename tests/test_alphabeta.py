@@ -8,9 +8,9 @@ from gomoku.game.board import Board
 from gomoku.players import PLAYER_SPECS_HELP, make_player
 from gomoku.players.alphabeta import VCT_NODES, AlphaBetaPlayer, _Search
 from gomoku.players.classical import _cells
-from mcts.geometry import Geometry
-from mcts.threats import MIN_N_IN_ROW, VcfSolver
-from mcts.vct import VctSolver
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import MIN_N_IN_ROW, VcfSolver
+from gomoku.tactics.vct import VctSolver
 from boards import at, position, random_midgame
 
 BIG_BUDGET = 10**6

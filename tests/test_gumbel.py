@@ -10,13 +10,14 @@ from gomoku.training.config import ConfigError, load_config
 from gomoku.training.selfplay import SelfPlayRunner
 from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
 from mcts.gumbel import completed_q, halving_schedule, improved_policy, sigma, top_k
-from tests.fakes import HashEvaluator
+from tests.fakes import HashEvaluator, parts
 
 
 def gumbel_search(boards, evaluator=None, n=32, k=8, seed=0, **kwargs):
     board = boards[0]
-    mcts = BatchedMCTS(evaluator or UniformEvaluator(), board.width, board.height, board.n_in_row,
-                       SearchConfig(n_playout=n, gumbel_k=k, reuse_tree=False, **kwargs), n_trees=len(boards),
+    mcts = BatchedMCTS(evaluator or UniformEvaluator(),
+                       *parts(board.width, board.height, board.n_in_row, n_playout=n, gumbel_k=k, reuse_tree=False,
+                              **kwargs), n_trees=len(boards),
                        rng=np.random.default_rng(seed))
     return mcts.search(boards)
 

@@ -10,8 +10,8 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player
-from mcts.geometry import Geometry
-from mcts.threats import ThreatStatus, VcfSolver
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import ThreatStatus, VcfSolver
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "15x15.pt"
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="no 15x15 model")

@@ -16,12 +16,12 @@ torch = pytest.importorskip("torch")
 from gomoku import Board  # noqa: E402
 from gomoku.pbrain.engine import PbrainEngine  # noqa: E402
 from gomoku.pbrain.loader import EngineOptions  # noqa: E402
-from mcts import BatchedMCTS, SearchConfig  # noqa: E402
+from mcts import BatchedMCTS  # noqa: E402
 from nets import NetConfig, NetEvaluator, build_net, save_model  # noqa: E402
 from nets.onnx_evaluator import OnnxEvaluator  # noqa: E402
 from nets.onnx_export import (OnnxCheckError, check_onnx, export_onnx, random_planes,  # noqa: E402
                               read_net_config)
-from tests.fakes import load_script  # noqa: E402
+from tests.fakes import load_script, parts  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def test_onnx_evaluator_matches_net_evaluator(exported):
 def test_search_runs_on_the_onnx_evaluator(exported):
     _, _, path = exported
     board = Board.from_moves([40, 41])
-    search = BatchedMCTS(OnnxEvaluator(path), 9, 9, 5, SearchConfig(n_playout=100),
+    search = BatchedMCTS(OnnxEvaluator(path), *parts(9, 9, 5, n_playout=100),
                          rng=np.random.default_rng(0))
     result = search.search([board])[0]
     assert result.visits.sum() == 99  # the first playout expands the root

@@ -23,7 +23,7 @@ def test_self_play_records_are_consistent():
     config = load_config("configs/smoke.yaml", ["search.vct=true"])  # the default rules (9x9.yaml's)
     runner = SelfPlayRunner(UniformEvaluator(), config.board, config.search, parallel_games=3,
                             rng=np.random.default_rng(0))
-    assert runner.search.config.noise and runner.search.config.vct  # root noise, and the VCT rules
+    assert runner.search.config.noise and runner.search.rules.settings.vct  # root noise, and the VCT rules
     games = runner.play(4).games
     assert len(games) >= 4
     for game in games:

@@ -265,13 +265,13 @@ def test_az_players_use_the_vcf_rules_and_pure_mcts_does_not():
     search = pytest.importorskip("gomoku.players.search")
     from mcts import UniformEvaluator
 
-    assert search.AlphaZeroPlayer(UniformEvaluator()).config.vcf
-    assert not search.AlphaZeroPlayer(UniformEvaluator(), vcf=False).config.vcf
-    assert not search.AlphaZeroPlayer(UniformEvaluator(), forced_moves=False).config.vcf  # VCF needs them
-    assert not search.PureMCTSPlayer(50).config.vcf  # the classic baseline
+    assert search.AlphaZeroPlayer(UniformEvaluator()).tactics.vcf
+    assert not search.AlphaZeroPlayer(UniformEvaluator(), vcf=False).tactics.vcf
+    assert not search.AlphaZeroPlayer(UniformEvaluator(), forced_moves=False).tactics.vcf  # VCF needs them
+    assert not search.PureMCTSPlayer(50).tactics.vcf  # the classic baseline
     for switched_off in ({"vct": False}, {"vcf": False}, {"forced_moves": False}):  # no VCT, no deep checks
         player = search.AlphaZeroPlayer(UniformEvaluator(), **switched_off)
-        assert not player.config.vct and player.check_nodes == 0
+        assert not player.tactics.vct and player.check_nodes == 0
     assert search.AlphaZeroPlayer(UniformEvaluator()).check_nodes == search.CHECK_NODES
 
 

@@ -9,10 +9,10 @@ from gomoku.game.board import Board
 from gomoku.game.review import Review, Verdict, review_loss
 from gomoku.players import format_point
 from gomoku.players.classical import _cells
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import ThreatStatus
+from gomoku.tactics.vct import VctSolver
 from gomoku.ui.session import parse_game
-from mcts.geometry import Geometry
-from mcts.threats import ThreatStatus
-from mcts.vct import VctSolver
 from tests.fakes import load_script
 
 # Lost games (standard notation, Black first).

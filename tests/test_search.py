@@ -5,19 +5,19 @@ import pytest
 
 from gomoku import Board
 from gomoku.players import winning_points
-from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, UniformEvaluator, visit_policy
-from mcts.geometry import Geometry
+from gomoku.tactics import DEFAULT_VCF_NODES, RolloutEvaluator, TacticsConfig
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import VcfSolver
+from gomoku.tactics.vct import VctSolver
+from mcts import BatchedMCTS, UniformEvaluator, visit_policy
 from mcts.reference import ReferenceMCTS
-from mcts.search import DEFAULT_VCF_NODES
-from mcts.threats import VcfSolver
-from mcts.vct import VctSolver
-from tests.fakes import ConstantEvaluator, HashEvaluator
+from tests.fakes import ConstantEvaluator, HashEvaluator, parts
 
 
 def search(board, evaluator=None, n=200, **kwargs):
     evaluator = evaluator or UniformEvaluator()
-    mcts = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
-                       SearchConfig(n_playout=n, **kwargs), rng=np.random.default_rng(0))
+    mcts = BatchedMCTS(evaluator, *parts(board.width, board.height, board.n_in_row, n_playout=n, **kwargs),
+                       rng=np.random.default_rng(0))
     return mcts.search([board])[0]
 
 
@@ -74,7 +74,7 @@ def test_terminal_win_valued_exactly():
 def test_matches_reference_search(noise, moves):
     board = Board.from_moves(moves)
     ref = ReferenceMCTS(HashEvaluator(), n_playout=150, noise=noise, rng=np.random.default_rng(3))
-    fast = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=150, noise=noise),
+    fast = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=150, noise=noise),
                        rng=np.random.default_rng(3))
     np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
 
@@ -83,28 +83,28 @@ def test_matches_reference_on_other_shapes():
     for width, height, n in ((6, 6, 4), (7, 5, 4)):
         board = Board(width, height, n)
         ref = ReferenceMCTS(HashEvaluator(), n_playout=120, rng=np.random.default_rng(0))
-        fast = BatchedMCTS(HashEvaluator(), width, height, n, SearchConfig(n_playout=120))
+        fast = BatchedMCTS(HashEvaluator(), *parts(width, height, n, n_playout=120))
         np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
 
 
 def test_batched_trees_match_single_trees():
     boards = [Board.from_moves(m) for m in ([], [40], [40, 41, 30])]
-    together = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=80), n_trees=3).search(boards)
+    together = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=80), n_trees=3).search(boards)
     for board, result in zip(boards, together):
-        alone = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=80)).search([board])[0]
+        alone = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=80)).search([board])[0]
         np.testing.assert_array_equal(alone.visits, result.visits)
 
 
 def test_one_evaluator_call_per_step_for_all_trees():
     evaluator = HashEvaluator()
     boards = [Board.from_moves([m]) for m in range(8)]
-    BatchedMCTS(evaluator, 9, 9, 5, SearchConfig(n_playout=20), n_trees=8).search(boards)
+    BatchedMCTS(evaluator, *parts(9, 9, 5, n_playout=20), n_trees=8).search(boards)
     assert evaluator.calls <= 20  # one call for the roots, then at most one per playout step
     assert evaluator.positions <= 8 * 20
 
 
 def test_tree_reuse_keeps_the_subtree():
-    mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=200))
+    mcts = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=200))
     board = Board()
     first = mcts.search([board])[0]
     move = first.best_move()
@@ -115,7 +115,7 @@ def test_tree_reuse_keeps_the_subtree():
 
 
 def test_searching_one_position_again_and_again_stays_within_the_tree():
-    mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=50))
+    mcts = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=50))
     board = Board.from_moves([40])
     totals = [mcts.search([board])[0].visits.sum() for _ in range(6)]
     assert totals[:2] == [49, 99]  # the kept tree grows by a search's playouts
@@ -136,7 +136,7 @@ class _Peaked:
 def test_the_rounds_of_a_move_keep_growing_one_tree():
     """A timed search runs rounds of a few playouts on one position: each round adds its playouts
     to the tree the move started with (a big reused subtree included), none starts it afresh."""
-    mcts = BatchedMCTS(_Peaked(), 9, 9, 5, SearchConfig(n_playout=100))
+    mcts = BatchedMCTS(_Peaked(), *parts(9, 9, 5, n_playout=100))
     board = Board()
     for _ in range(4):
         totals = [mcts.search([board], n_playout=20, keep_tree=True)[0].visits.sum() for _ in range(5)]
@@ -146,10 +146,10 @@ def test_the_rounds_of_a_move_keep_growing_one_tree():
 
 def test_no_reuse_matches_fresh_search():
     board = Board.from_moves([40])
-    mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=60, reuse_tree=False))
+    mcts = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=60, reuse_tree=False))
     mcts.search([Board()])
     again = mcts.search([board])[0].visits
-    fresh = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(n_playout=60)).search([board])[0].visits
+    fresh = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=60)).search([board])[0].visits
     np.testing.assert_array_equal(again, fresh)
 
 
@@ -228,7 +228,7 @@ def test_pure_mcts_matches_the_reference_rollout_search():
     """Pure MCTS = the search with a rollout evaluator; the fast one computes the same as the plain one."""
     board = Board.from_moves([40, 41, 31])
     ref = ReferenceMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), n_playout=300)
-    fast = BatchedMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), 9, 9, 5, SearchConfig(n_playout=300))
+    fast = BatchedMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), *parts(9, 9, 5, n_playout=300))
     np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
 
 
@@ -406,7 +406,7 @@ def test_reused_tree_is_restarted_when_the_root_must_defend(caplog):
             priors[:, 58] += 10.0 * legal[:, 58]
             return priors / priors.sum(axis=1, keepdims=True), values
 
-    mcts = BatchedMCTS(Prefers(0.0), 9, 9, 5, SearchConfig(n_playout=100, forced_moves=True, vcf=True),
+    mcts = BatchedMCTS(Prefers(0.0), *parts(9, 9, 5, n_playout=100, forced_moves=True, vcf=True),
                        rng=np.random.default_rng(0))
     mcts.search([Board.from_moves(VCF_IN_TWO[:-2])])
     assert mcts.children[0, 0, 58] != -1  # the subtree to reuse exists
@@ -423,9 +423,9 @@ def test_reused_tree_is_restarted_when_the_root_must_defend(caplog):
 
 def test_vcf_needs_forced_moves():
     with pytest.raises(ValueError, match="forced_moves"):
-        SearchConfig(vcf=True)
+        TacticsConfig(vcf=True)
     with pytest.raises(ValueError, match="vcf_nodes"):
-        SearchConfig(forced_moves=True, vcf=True, vcf_nodes=0)
+        TacticsConfig(forced_moves=True, vcf=True, vcf_nodes=0)
 
 
 # ---------------------------------------------------------------- VCT (threes too), at the root
@@ -463,17 +463,17 @@ def test_vct_leaves_two_moves_down_are_checked():
     board = Board.from_moves(VCT_DOUBLE_THREE[:-1])
     calls = {}
     for depth in (0, 2):
-        config = SearchConfig(n_playout=200, forced_moves=True, vcf=True, vct=True, vct_leaf_depth=depth)
-        mcts = BatchedMCTS(HashEvaluator(), 9, 9, 5, config, rng=np.random.default_rng(0))
+        options = dict(n_playout=200, forced_moves=True, vcf=True, vct=True, vct_leaf_depth=depth)
+        mcts = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, **options), rng=np.random.default_rng(0))
         mcts.search([board])
-        calls[depth] = mcts.vct_calls
+        calls[depth] = mcts.rules.vct_calls
     assert calls[2] > calls[0]  # the root's calls, then one per new leaf two moves down
 
 
 def test_vct_config_is_checked():
     with pytest.raises(ValueError, match="vct needs vcf"):
-        SearchConfig(forced_moves=True, vct=True)
+        TacticsConfig(forced_moves=True, vct=True)
     with pytest.raises(ValueError, match="vct_nodes"):
-        SearchConfig(forced_moves=True, vcf=True, vct=True, vct_nodes=0)
+        TacticsConfig(forced_moves=True, vcf=True, vct=True, vct_nodes=0)
     with pytest.raises(ValueError, match="vct_leaf_depth"):
-        SearchConfig(forced_moves=True, vcf=True, vct_leaf_depth=2)
+        TacticsConfig(forced_moves=True, vcf=True, vct_leaf_depth=2)

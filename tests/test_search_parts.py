@@ -6,36 +6,40 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.training.config import ConfigError, SearchSection, load_config
-from mcts import BatchedMCTS, FreestyleRules, Geometry, SearchConfig, SearchSettings, UniformEvaluator
-from mcts.geometry import BLOCKED, FOUR, THREE, stones_short
-from mcts.rules import FIRST, SECOND
+from gomoku.tactics import NO_TACTICS, FreestyleRules, Geometry, TacticsConfig, TacticsSettings, make_rules
+from gomoku.tactics.geometry import BLOCKED, FOUR, THREE, stones_short
+from mcts import FIRST, SECOND, BatchedMCTS, SearchConfig, SearchSettings, UniformEvaluator
+from tests.fakes import parts
 
 
 def test_injected_rules_search_as_the_default_ones():
-    config = SearchConfig(n_playout=60, forced_moves=True, vcf=True)
+    config, tactics = SearchConfig(n_playout=60), TacticsConfig(forced_moves=True, vcf=True)
     board = Board.from_moves([40, 41, 31, 49, 22])
-    default = BatchedMCTS(UniformEvaluator(), 9, 9, 5, config).search([board])[0]
-    rules = FreestyleRules(Geometry(9, 9, 5), config)
-    injected = BatchedMCTS(UniformEvaluator(), 9, 9, 5, config, rules=rules).search([board])[0]
+    default = BatchedMCTS(UniformEvaluator(), make_rules(9, 9, 5, tactics), config).search([board])[0]
+    rules = FreestyleRules(Geometry(9, 9, 5), tactics)
+    injected = BatchedMCTS(UniformEvaluator(), rules, config).search([board])[0]
     np.testing.assert_array_equal(default.visits, injected.visits)
     assert rules.vcf_calls > 0  # the injected rules were the ones asked
 
 
 def test_rules_of_another_board_shape_are_refused():
-    config = SearchConfig(n_playout=8)
-    with pytest.raises(ValueError, match="rules for 7x7/5, search for 9x9/5"):
-        BatchedMCTS(UniformEvaluator(), 9, 9, 5, config, rules=FreestyleRules(Geometry(7, 7, 5), config))
+    search = BatchedMCTS(UniformEvaluator(), FreestyleRules(Geometry(7, 7, 5), NO_TACTICS), SearchConfig(n_playout=8))
+    with pytest.raises(ValueError, match="board 9x9/5 does not match the rules' 7x7/5"):
+        search.search([Board()])
 
 
 def test_a_run_s_settings_become_a_search_config_in_one_place():
-    config = SearchConfig.of(SearchSection(forced_moves=False), noise=True)
-    assert (config.forced_moves, config.vcf, config.vct, config.noise, config.reuse_tree) == (False, False, False,
-                                                                                             True, True)
-    config = SearchConfig.of(SearchSection(vcf=False, gumbel_k=8, n_playout=32))
-    assert (config.vcf, config.vct, config.gumbel_k, config.reuse_tree) == (False, False, 8, False)
-    default = SearchConfig.of(SearchSection())
+    section = SearchSection(forced_moves=False)
+    config, tactics = SearchConfig.of(section, noise=True), TacticsConfig.of(section)
+    assert (tactics.forced_moves, tactics.vcf, tactics.vct, config.noise, config.reuse_tree) == (False, False, False,
+                                                                                                True, True)
+    section = SearchSection(vcf=False, gumbel_k=8, n_playout=32)
+    config, tactics = SearchConfig.of(section), TacticsConfig.of(section)
+    assert (tactics.vcf, tactics.vct, config.gumbel_k, config.reuse_tree) == (False, False, 8, False)
+    default = TacticsConfig.of(SearchSection())
     assert (default.forced_moves, default.vcf, default.vct) == (True, True, True)  # a run's exact rules
-    assert SearchSection().settings() == SearchSettings(forced_moves=True, vcf=True, vct=True)
+    assert SearchSection().settings() == SearchSettings()
+    assert SearchSection().tactics() == TacticsSettings(forced_moves=True, vcf=True, vct=True)
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -65,7 +69,7 @@ def test_stones_short_is_short_of_one_window_at_a_time(n):
 @pytest.mark.parametrize("start_player", [1, 2])
 def test_board_and_search_encode_the_same_planes(start_player):
     rng = np.random.default_rng(start_player)
-    rules = FreestyleRules(Geometry(7, 5, 4), SearchConfig(n_playout=2))
+    rules = FreestyleRules(Geometry(7, 5, 4), NO_TACTICS)
     for _ in range(20):
         board = Board(7, 5, 4, start_player=start_player)
         for _ in range(int(rng.integers(0, 12))):
@@ -82,12 +86,12 @@ def test_board_and_search_encode_the_same_planes(start_player):
 def test_a_search_without_noise_of_a_kept_root_drops_the_noise_of_the_last():
     """The same position searched again with the tree kept, first with Dirichlet noise, then
     without: the second search selected with the noisy priors and returned them."""
-    from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
+    from mcts import BatchedMCTS, UniformEvaluator
     from gomoku.game.board import Board
 
     board = Board(6, 6, 4)
     board.do_move(14)
-    search = BatchedMCTS(UniformEvaluator(), 6, 6, 4, SearchConfig(n_playout=60, forced_moves=False),
+    search = BatchedMCTS(UniformEvaluator(), *parts(6, 6, 4, n_playout=60, forced_moves=False),
                          rng=np.random.default_rng(0))
     noisy = search.search([board], noise=True, keep_tree=True)[0]
     clean = search.search([board], noise=False, keep_tree=True, n_playout=30)[0]

@@ -23,9 +23,9 @@ import pytest
 from gomoku.game.arena import play_game
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
-from mcts import BatchedMCTS, SearchConfig
+from mcts import BatchedMCTS
 from tests.boards import position
-from tests.fakes import HashEvaluator
+from tests.fakes import HashEvaluator, parts
 
 
 POSITIONS = {
@@ -65,21 +65,21 @@ def board(name: str) -> Board:
 
 
 def single(config: str, name: str) -> tuple:
-    search = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(**CONFIGS[config]), rng=np.random.default_rng(7))
+    search = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, **CONFIGS[config]), rng=np.random.default_rng(7))
     return summary(search.search([board(name)])[0])
 
 
 def batched(config: str) -> list[tuple]:
     """All positions in one search of several trees (the batched descent and backup)."""
     names = list(POSITIONS)
-    search = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(**CONFIGS[config]), n_trees=len(names),
+    search = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, **CONFIGS[config]), n_trees=len(names),
                          rng=np.random.default_rng(11))
     return [summary(r) for r in search.search([board(n) for n in names])]
 
 
 def reused(config: str) -> list[tuple]:
     """Search, play the best move and a reply, search again on the same (reused) tree."""
-    search = BatchedMCTS(HashEvaluator(), 9, 9, 5, SearchConfig(**CONFIGS[config]), rng=np.random.default_rng(3))
+    search = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, **CONFIGS[config]), rng=np.random.default_rng(3))
     game = board("opening")
     first = search.search([game])[0]
     game.do_move(first.best_move())

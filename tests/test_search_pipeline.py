@@ -10,18 +10,19 @@ import pytest
 
 from gomoku import Board
 from gomoku.players.search import AlphaZeroPlayer
+from gomoku.tactics import NO_TACTICS
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.rules import FreestyleRules
 from mcts import BatchedMCTS, SearchConfig
-from mcts.geometry import Geometry
-from mcts.rules import FreestyleRules
 from tests.boards import random_midgame
-from tests.fakes import ConstantEvaluator, HashEvaluator
+from tests.fakes import ConstantEvaluator, HashEvaluator, parts
 
 DEADLOCK_GUARD_S = 30  # only bounds a broken pipeline's wait; a working one never waits this long
 
 
 def pipelined(evaluator, board, n=300, leaves=8, **kwargs):
-    config = SearchConfig(n_playout=n, leaves_per_step=leaves, pipeline=True, **kwargs)
-    mcts = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row, config)
+    mcts = BatchedMCTS(evaluator, *parts(board.width, board.height, board.n_in_row, n_playout=n, leaves_per_step=leaves,
+                                         pipeline=True, **kwargs))
     return mcts, mcts.search([board])[0]
 
 
@@ -94,8 +95,8 @@ def test_the_next_batch_is_gathered_while_the_evaluator_runs():
             return super().evaluate_batch(planes, legal)
 
     evaluator = Waiting()
-    config = SearchConfig(n_playout=1 + leaves * batches, leaves_per_step=leaves, pipeline=True)
-    mcts = BatchedMCTS(evaluator, 9, 9, 5, config)
+    mcts = BatchedMCTS(evaluator, *parts(9, 9, 5, n_playout=1 + leaves * batches, leaves_per_step=leaves,
+                                         pipeline=True))
     mcts.search([Board()])
     assert evaluator.calls == 1 + batches and len(saw) == batches - 1 and all(saw)
 
@@ -116,7 +117,7 @@ def test_the_player_pipelines_only_with_several_leaves():
 @pytest.mark.parametrize("pipeline", [False, True])
 def test_a_failed_search_leaves_no_half_done_tree(pipeline):
     evaluator = ConstantEvaluator(0.0, fail_at=3)
-    mcts = BatchedMCTS(evaluator, 9, 9, 5, SearchConfig(n_playout=200, leaves_per_step=8, pipeline=pipeline))
+    mcts = BatchedMCTS(evaluator, *parts(9, 9, 5, n_playout=200, leaves_per_step=8, pipeline=pipeline))
     with pytest.raises(RuntimeError, match="the net failed"):
         mcts.search([Board()])
     result = mcts.search([Board()], n_playout=100, keep_tree=True)[0]  # a fresh tree, not the broken one
@@ -149,7 +150,7 @@ def test_an_error_while_gathering_waits_for_the_evaluation_in_flight():
             return super().moves_to_search(*args, **kwargs)
 
     config = SearchConfig(n_playout=200, leaves_per_step=8, pipeline=True)
-    mcts = BatchedMCTS(Slow(0.0), 9, 9, 5, config, rules=FailingRules(Geometry(9, 9, 5), config))
+    mcts = BatchedMCTS(Slow(0.0), FailingRules(Geometry(9, 9, 5), NO_TACTICS), config)
     with pytest.raises(RuntimeError, match="the rules failed"):
         mcts.search([Board()])
     assert running == []

@@ -17,16 +17,18 @@ import pytest
 from gomoku.pbrain.engine import PbrainEngine
 from gomoku.pbrain.loader import EngineOptions
 from gomoku.players.search import TIMED_ROUND_PLAYOUTS, AlphaZeroPlayer
-from mcts import BatchedMCTS, SearchConfig
-from mcts.geometry import Geometry
-from mcts.rules import FIRST, SECOND, FreestyleRules
-from mcts.threats import STOP_CHECK_NODES, Interrupted
-from mcts.vct import DEFAULT_VCT_NODES, VctSolver
+from gomoku.tactics import TacticsConfig
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.rules import FreestyleRules
+from gomoku.tactics.threats import STOP_CHECK_NODES, Interrupted
+from gomoku.tactics.vct import DEFAULT_VCT_NODES, VctSolver
+from mcts import FIRST, SECOND, BatchedMCTS, SearchConfig
 from tests.fakes import HashEvaluator
 from tests.test_vct import GAME_B4, GAME_D5, board_after, cells_after
 
 PLIES = 7  # White to move; Black threatens a VCT
-THREATS = SearchConfig(n_playout=64, forced_moves=True, vcf=True, vct=True, vct_leaf_depth=2)
+THREATS = SearchConfig(n_playout=64)
+THREAT_RULES = TacticsConfig(forced_moves=True, vcf=True, vct=True, vct_leaf_depth=2)
 
 
 def stopping_moves() -> set[int]:
@@ -68,7 +70,7 @@ def test_a_stopped_solve_raises_at_its_first_node_and_leaves_the_solver_intact()
 def test_an_interrupted_root_check_keeps_every_move_and_is_not_remembered():
     cells = cells_after(GAME_D5, PLIES)[None]
     to_move = np.array([SECOND])
-    rules = FreestyleRules(Geometry(9, 9, 5), THREATS)
+    rules = FreestyleRules(Geometry(9, 9, 5), THREAT_RULES)
     rules.stop = lambda: True  # every check that reaches a node gives up: as out of budget
     _, legal = rules.moves_to_search(cells, to_move, root=True)
     assert set(np.flatnonzero(legal[0])) == empty_points()
@@ -86,12 +88,12 @@ def test_an_interrupted_root_check_keeps_every_move_and_is_not_remembered():
 
 def test_a_stopped_search_runs_every_playout_and_forgets_the_stop():
     board = board_after(GAME_D5, PLIES)
-    search = BatchedMCTS(HashEvaluator(), 9, 9, 5, THREATS)
+    search = BatchedMCTS(HashEvaluator(), FreestyleRules(Geometry(9, 9, 5), THREAT_RULES), THREATS)
     result = search.search([board], n_playout=THREATS.n_playout, stop=lambda: True)[0]
     assert result.visits.sum() == THREATS.n_playout - 1  # the first playout expands the root
     assert set(np.flatnonzero(result.priors > 0)) == empty_points()
     assert search.rules.stop is None and search.rules.vct_solver.stop is None
-    fresh = BatchedMCTS(HashEvaluator(), 9, 9, 5, THREATS).search([board])[0]
+    fresh = BatchedMCTS(HashEvaluator(), FreestyleRules(Geometry(9, 9, 5), THREAT_RULES), THREATS).search([board])[0]
     assert set(np.flatnonzero(fresh.priors > 0)) == stopping_moves()
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from gomoku import Board
 from gomoku.players import format_point, make_player, parse_point, winning_points
-from mcts.geometry import Geometry
-from mcts.threats import VcfSolver
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import VcfSolver
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "9x9.pt"
 pytestmark = pytest.mark.skipif(not MODEL.is_file(), reason="no shipped model yet")

@@ -1,10 +1,10 @@
-"""The VCF solver (mcts/threats.py): against a plain brute force, known positions, its budget."""
+"""The VCF solver (gomoku/tactics/threats.py): against a plain brute force, known positions, its budget."""
 
 import numpy as np
 import pytest
 
-from mcts.geometry import Geometry
-from mcts.threats import VcfSolver, VcfStatus
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import VcfSolver, VcfStatus
 
 BIG_BUDGET = 10**6  # enough for any position of the small boards here: the answers are exact
 

@@ -1,4 +1,4 @@
-"""The VCT solver (mcts/vct.py): against plain brute forces, positions from real games, its budget."""
+"""The VCT solver (gomoku/tactics/vct.py): against plain brute forces, positions from real games, its budget."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -10,11 +10,11 @@ from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
 from gomoku.players.search import (CHECK_CANDIDATES, CHECK_NODES, CHECK_TIME_SHARE, UNSETTLED_CHECK_DIVISOR,
                                    AlphaZeroPlayer)
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import NO_MOVE, ThreatResult, ThreatStatus, VcfSolver
+from gomoku.tactics.vct import DEFAULT_VCT_NODES, VctSolver
 from mcts import UniformEvaluator
-from mcts.geometry import Geometry
 from mcts.result import SearchResult
-from mcts.threats import NO_MOVE, ThreatResult, ThreatStatus, VcfSolver
-from mcts.vct import DEFAULT_VCT_NODES, VctSolver
 from tests.boards import at, position
 from tests.test_threats import Brute, board, random_position
 
@@ -23,7 +23,7 @@ BIG_BUDGET = 10**6  # enough for any position of the small boards here: the answ
 
 # ---------------------------------------------------------------- plain brute forces
 class BruteVct(Brute):
-    """VCT under the rules of mcts/vct.py, by trying every move and every reply with a plain line
+    """VCT under the rules of gomoku/tactics/vct.py, by trying every move and every reply with a plain line
     scan (no windows), remembering solved positions and nothing else:
     - a *five point*: an empty point where a stone completes a line; a *three point*: one where a
       stone leaves two or more five points;
@@ -303,7 +303,7 @@ def favouring(first: int, second: int, check_nodes: int) -> AlphaZeroPlayer:
     """An az player whose priors favour ``first``, then ``second``, and whose root rules are blind
     to VCTs (a 1-node VCT budget, no leaf checks): only its deep checks can see one."""
     player = AlphaZeroPlayer(Favours(first, second), n_playout=30, vct_nodes=1, check_nodes=check_nodes)
-    player.config = replace(player.config, vct_leaf_depth=0)
+    player.tactics = replace(player.tactics, vct_leaf_depth=0)
     return player
 
 
@@ -551,8 +551,9 @@ def test_the_search_plays_a_vct_that_starts_from_a_two():
     """The rules checked a position for a VCT only once the first player had n_in_row - 2 stones
     (a three, where a VCF starts); a VCT may start one stone earlier. On 7x7, four in a row, X
     with one stone at the centre has one: the root searched all 47 moves."""
-    from mcts import BatchedMCTS, SearchConfig
     from gomoku.players.classical import _cells
+    from mcts import BatchedMCTS
+    from tests.fakes import parts
 
     board = Board(7, 7, 4)
     board.do_move(24)
@@ -560,6 +561,6 @@ def test_the_search_plays_a_vct_that_starts_from_a_two():
     cells = _cells(board)
     found = VctSolver(Geometry(7, 7, 4), 1000).solve(cells, 1)
     assert found.win
-    search = BatchedMCTS(UniformEvaluator(), 7, 7, 4, SearchConfig(n_playout=50, forced_moves=True, vcf=True, vct=True))
+    search = BatchedMCTS(UniformEvaluator(), *parts(7, 7, 4, n_playout=50, forced_moves=True, vcf=True, vct=True))
     result = search.search([board])[0]
     assert np.flatnonzero(result.priors > 0).tolist() == [found.move] and result.best_move() == found.move

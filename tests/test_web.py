@@ -18,7 +18,7 @@ from gomoku.players.alphabeta import AlphaBetaPlayer
 from gomoku.web import ExportError, export_site
 from gomoku.web.export import BIG_BOARD_PLAYOUTS, STATIC_FILES
 from mcts import BatchedMCTS, SearchConfig
-from tests.fakes import load_script
+from tests.fakes import TACTICS_KEYS, load_script, parts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL = REPO_ROOT / "models" / "9x9.pt"  # a residual tower with pooled heads
@@ -81,7 +81,7 @@ def test_export_writes_a_static_site(site):
     assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == PLAYER_C_PUCT == 5.0
     assert meta["search"]["forced_moves"] is True
     from gomoku.players.search import CHECK_NODES
-    from mcts.vct import DEFAULT_VCT_NODES
+    from gomoku.tactics.vct import DEFAULT_VCT_NODES
     assert (meta["search"]["vct"], meta["search"]["vct_nodes"], meta["search"]["check_nodes"]) == (
         True, DEFAULT_VCT_NODES, CHECK_NODES)  # the page's VCT rules and deep checks: the Python player's
     html = (site / "index.html").read_text()
@@ -326,7 +326,7 @@ def test_page_ranks_moves_as_python_does(site):
 @pytest.mark.parametrize("name", SEARCH_CONFIGS)
 def test_page_search_matches_python_search(site, name):
     options = SEARCH_CONFIGS[name]
-    fields = {f.name for f in dataclasses.fields(SearchConfig)}
+    fields = {f.name for f in dataclasses.fields(SearchConfig)} | TACTICS_KEYS
     if not set(options) <= fields:
         pytest.skip(f"this checkout's mcts.search lacks {set(options) - fields}")
     sequences = VCT_SEARCH_SEQUENCES if options.get("vct") else SEARCH_SEQUENCES
@@ -334,7 +334,7 @@ def test_page_search_matches_python_search(site, name):
             for sequence in sequences]
     answer = run_node(site, {"search": jobs})["search"]
     for sequence, js_results in zip(sequences, answer, strict=True):
-        search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=PLAYOUTS, **options),
+        search = BatchedMCTS(FormulaEvaluator(), *parts(9, 9, 5, n_playout=PLAYOUTS, **options),
                              rng=np.random.default_rng(0))
         for moves, js in zip(sequence, js_results, strict=True):
             result = search.search([Board.from_moves(moves)])[0]
@@ -369,8 +369,8 @@ def test_page_players_choose_the_python_players_moves(site):
 
 @needs_node
 def test_page_vcf_solver_matches_python(site):
-    threats = pytest.importorskip("mcts.threats")
-    from mcts.geometry import Geometry
+    threats = pytest.importorskip("gomoku.tactics.threats")
+    from gomoku.tactics.geometry import Geometry
 
     positions = [OWN_VCF, THEIR_VCF, MUST_BLOCK, MIDGAME, LONG_VCF] + random_positions(30, seed=7, max_moves=45)
     jobs = [{"moves": m, "nodes": nodes} for m in positions for nodes in (200, 5)]
@@ -397,13 +397,13 @@ def _cells_of(moves: list[int]) -> np.ndarray:
 
 @needs_node
 def test_page_vct_solver_matches_python(site):
-    """vct.js gives mcts/vct.py's answers, node for node: status, first move and node count, each
+    """vct.js gives gomoku/tactics/vct.py's answers, node for node: status, first move and node count, each
     side attacking, at the default budget and at a small one (out of budget midway), on every position
     of two seeded heuristic games and on random ones; and the defence sets of the first wins."""
-    vct = pytest.importorskip("mcts.vct")
+    vct = pytest.importorskip("gomoku.tactics.vct")
+    from gomoku.tactics.geometry import Geometry
     from gomoku.training.bench_common import BenchSettings
     from gomoku.training.bench_threats import game_positions
-    from mcts.geometry import Geometry
 
     games = [list(board.moves) for board in game_positions(BenchSettings(vcf_games=2))]  # the pinned test's
     positions = [OWN_VCT, THEIR_VCT, OWN_VCF, MIDGAME] + games + random_positions(10, seed=13)
@@ -432,20 +432,20 @@ def test_page_search_plays_a_vct_and_stops_the_opponents(site):
     page's search searches only the first move of its VCT (no VCF there), and under the opponent's
     VCT only the moves that stop it, the Python rules' moves; with VCT off it searches others too."""
     from gomoku.players.search import PLAYER_VCT_LEAF_DEPTH, AlphaZeroPlayer
-    from mcts.geometry import Geometry
-    from mcts.rules import VCT_LEAF_NODES, FreestyleRules
-    from mcts.threats import VcfSolver
-    from mcts.vct import DEFAULT_VCT_NODES, LEAF_VCF_NODES, VctSolver
+    from gomoku.tactics.geometry import Geometry
+    from gomoku.tactics.rules import VCT_LEAF_NODES, FreestyleRules
+    from gomoku.tactics.threats import VcfSolver
+    from gomoku.tactics.vct import DEFAULT_VCT_NODES, LEAF_VCF_NODES, VctSolver
 
     defaults = run_node(site, {"defaults": True})["defaults"]
     player = AlphaZeroPlayer(FormulaEvaluator())
     assert (defaults["search"]["vct"], defaults["search"]["vctNodes"], defaults["search"]["vctLeafDepth"]) == (
-        player.config.vct, player.config.vct_nodes, PLAYER_VCT_LEAF_DEPTH)
+        player.tactics.vct, player.tactics.vct_nodes, PLAYER_VCT_LEAF_DEPTH)
     assert (defaults["vctNodes"], defaults["vctLeafNodes"], defaults["leafVcfNodes"]) == (
         DEFAULT_VCT_NODES, VCT_LEAF_NODES, LEAF_VCF_NODES)
 
     geometry = Geometry(9, 9, 5)
-    rules = FreestyleRules(geometry, player.config)
+    rules = FreestyleRules(geometry, player.tactics)
     jobs = [{"moves": [OWN_VCT, THEIR_VCT], "playouts": PLAYOUTS, "evaluator": "formula", "config": {}},
             {"moves": [THEIR_VCT], "playouts": PLAYOUTS, "evaluator": "formula", "config": {"vct": False}}]
     (own, theirs), (unguarded,) = run_node(site, {"search": jobs})["search"]
@@ -483,7 +483,7 @@ def test_page_alphazero_player_deep_checks_match_python(site):
     some), along a game with the tree kept. Not here: a final check out of budget (CHECK_NODES / 4 a candidate)
     that passes over a move; none was found in 270 positions."""
     from gomoku.players.search import AlphaZeroPlayer
-    from mcts.search import DEFAULT_VCT_NODES
+    from gomoku.tactics import DEFAULT_VCT_NODES
 
     jobs = [{"moves": game_prefixes(OWN_VCT, 26), "config": {}},
             {"moves": FINAL_CHECK_POSITIONS, "config": {"vctNodes": 1}, "vct_nodes": 1},
@@ -703,7 +703,7 @@ def test_page_search_of_one_position_again_and_again_matches_python(site):
     sequence = [[40, 41]] * 6
     answer = run_node(site, {"search": [{"moves": sequence, "playouts": 50, "evaluator": "formula",
                                          "config": _js_config({})}]})["search"][0]
-    search = BatchedMCTS(FormulaEvaluator(), 9, 9, 5, SearchConfig(n_playout=50), rng=np.random.default_rng(0))
+    search = BatchedMCTS(FormulaEvaluator(), *parts(9, 9, 5, n_playout=50), rng=np.random.default_rng(0))
     totals = []
     for moves, js in zip(sequence, answer, strict=True):
         result = search.search([Board.from_moves(moves)])[0]
@@ -717,7 +717,7 @@ def test_page_search_and_players_at_15x15_match_python(pooled_site):
     _, site = pooled_site
     sequence = game_prefixes(_positions(15, 4, seed=5)[-1], 10, 3)
     options = {"forced_moves": True, "vcf": True}
-    if "vcf" not in {f.name for f in dataclasses.fields(SearchConfig)}:
+    if "vcf" not in {f.name for f in dataclasses.fields(SearchConfig)} | TACTICS_KEYS:
         options.pop("vcf")
     positions = _positions(15, 5, seed=21)
     jobs = [{"kind": kind, "depth": depth, "moves": moves, "size": 15}
@@ -725,7 +725,7 @@ def test_page_search_and_players_at_15x15_match_python(pooled_site):
     answer = run_node(site, {"search": [{"moves": sequence, "playouts": PLAYOUTS, "evaluator": "formula",
                                          "config": _js_config(options), "size": 15}],
                              "players": jobs})
-    search = BatchedMCTS(FormulaEvaluator(), 15, 15, 5, SearchConfig(n_playout=PLAYOUTS, **options),
+    search = BatchedMCTS(FormulaEvaluator(), *parts(15, 15, 5, n_playout=PLAYOUTS, **options),
                          rng=np.random.default_rng(0))
     for moves, js in zip(sequence, answer["search"][0], strict=True):
         result = search.search([Board.from_moves(moves, 15, 15, 5)])[0]

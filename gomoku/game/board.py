@@ -17,7 +17,8 @@ from typing import Iterable
 
 import numpy as np
 
-from mcts.evaluators import input_planes
+from gomoku.tactics.geometry import DIRECTIONS
+from gomoku.tactics.planes import input_planes
 
 PLAYERS = (1, 2)
 DRAW = -1  # ``winner`` value of a drawn game (and of an unfinished one, as in the classic API)
@@ -25,8 +26,6 @@ EMPTY = 0
 DEFAULT_SIZE = 9  # the board of this repository: 9x9, five in a row
 DEFAULT_N_IN_ROW = 5
 MAX_SIZE = 32  # the largest board side played: the Gomocup protocol's (nets.model.MAX_BOARD_SIDE agrees)
-# The four line directions as (d_row, d_col): horizontal, vertical, two diagonals.
-DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
 class IllegalMoveError(ValueError):
@@ -173,7 +172,7 @@ class Board:
     # ------------------------------------------------------------------ encoding
     def current_state(self) -> np.ndarray:
         """float32 (4, height, width): own stones, opponent stones, last move, 1s if first player to
-        move (``mcts.evaluators.input_planes``, the encoding the search uses too)."""
+        move (``gomoku.tactics.planes.input_planes``, the encoding the search uses too)."""
         last = self.moves[-1] if self.moves else -1
         planes = input_planes(np.asarray(self._cells)[None], np.array([self.current_player]), np.array([last]),
                               np.array([len(self.moves) % 2 == 0]), self.height, self.width)

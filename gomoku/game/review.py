@@ -1,4 +1,4 @@
-"""Where a lost game went wrong, as the exact threat search (``mcts.vct``) sees it.
+"""Where a lost game went wrong, as the exact threat search (``gomoku.tactics.vct``) sees it.
 
 For each move of the loser, in order: would the winner, to move next, have a VCT (a forced win
 by fours and threes)? The first move after which the solver proves one is the *turning point*.
@@ -24,9 +24,9 @@ from typing import Sequence
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, Board, other
 from gomoku.players.classical import _cells, winning_points
-from mcts.geometry import Geometry
-from mcts.threats import ThreatStatus
-from mcts.vct import VctSolver
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import ThreatStatus
+from gomoku.tactics.vct import VctSolver
 
 REVIEW_NODES = 200_000  # node budget of each solve: twice the az player's deep checks (docs/threats.md)
 

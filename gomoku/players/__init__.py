@@ -191,7 +191,7 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
     the others ignore it (a spec's own time, ``az:PATH:1s``, comes first). ``leaves_per_step`` > 1
     lets the az player evaluate that many leaves per network call (virtual loss): faster, and a
     slightly different search. ``forced_moves=False`` turns off the az player's exact forced-move
-    rules (take a five, block a four; see ``mcts.rules``), and with them its VCF rules;
+    rules (take a five, block a four; see ``gomoku.tactics.rules``), and with them its VCF rules;
     ``vcf=False`` turns off only those (play and stop wins by continuous fours), ``vct=False``
     only the root's VCT rules (play and stop wins by fours and threes); ``check_nodes``: the az
     player's deep checks' budget (its own VCT, the final threat check; 0 off; None the player's

@@ -16,7 +16,7 @@ stones, best first by a window score, with
   deepest finished depth is played (every depth is finite; ``minimax:50`` hangs, ``ab:50`` does not).
 
 The evaluation weighs each window holding one colour only by how many stones it lacks; which
-windows are fours and threes comes from ``mcts.geometry.stones_short``, the one definition of the shapes.
+windows are fours and threes comes from ``gomoku.tactics.geometry.stones_short``, the one definition of the shapes.
 Equal best moves go to ``rng``'s pick (without one, to the first in move order), so a game is
 repeatable given the seed; the node budget counts nodes, not seconds, so that holds on any machine.
 """
@@ -32,9 +32,9 @@ import numpy as np
 
 from gomoku.game.board import DRAW, Board, other
 from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
-from mcts.geometry import FOUR, THREE, Geometry, stones_short
-from mcts.threats import MIN_N_IN_ROW, ThreatResult, VcfSolver
-from mcts.vct import VctSolver
+from gomoku.tactics.geometry import FOUR, THREE, Geometry, stones_short
+from gomoku.tactics.threats import MIN_N_IN_ROW, ThreatResult, VcfSolver
+from gomoku.tactics.vct import VctSolver
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class _Tables:
 
 @functools.lru_cache(maxsize=None)
 def _tables(n: int) -> _Tables:
-    short = stones_short(n)  # the shapes of mcts.geometry; BLOCKED (< 0) and a line (0) are no shape here
+    short = stones_short(n)  # the shapes of gomoku.tactics.geometry; BLOCKED (< 0) and a line (0) are no shape here
     table = lambda f: tuple(tuple(f(a, b) for b in range(n + 1)) for a in range(n + 1))
     return _Tables(missing=table(lambda a, b: max(short[a][b], 0) if a else 0),
                    value=table(lambda a, b: WINDOW_WEIGHT.get(short[a][b], 0) if a else 0),

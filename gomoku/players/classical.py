@@ -8,7 +8,7 @@ The classical players here (and the minimax player, ``gomoku.players.minimax``) 
 board. A window holding only one colour's stones is a chance for that colour; the more stones in it,
 the closer it is to a line. Shapes fall out of the counts: an open four is two windows of four that
 need different points, an open three shows up as three windows of three, a closed three as one.
-The windows themselves come from ``mcts.geometry.Geometry``, the one owner of line geometry.
+The windows themselves come from ``gomoku.tactics.geometry.Geometry``, the one owner of line geometry.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from gomoku.game.board import EMPTY, Board, other
-from mcts.geometry import FOUR, Geometry, stones_short
+from gomoku.tactics.geometry import FOUR, Geometry, stones_short
 
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class _Lines:
     windows: tuple[tuple[int, ...], ...]
     through: tuple[tuple[int, ...], ...]  # indices of the windows through each point
     near: tuple[tuple[int, ...], ...]  # points within CANDIDATE_DISTANCE of each point, itself not
-    short: tuple[tuple[int, ...], ...]  # a window's stones short of a line, [mine][theirs] (mcts.geometry)
+    short: tuple[tuple[int, ...], ...]  # a window's stones short of a line, [mine][theirs] (gomoku.tactics.geometry)
 
 
 @functools.lru_cache(maxsize=None)

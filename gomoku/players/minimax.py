@@ -1,5 +1,5 @@
 """The minimax player: alpha-beta (negamax) over nearby candidates with a window evaluation,
-on the windows and shapes of ``gomoku.players.classical`` (from ``mcts.geometry``)."""
+on the windows and shapes of ``gomoku.players.classical`` (from ``gomoku.tactics.geometry``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from gomoku.game.board import DRAW, EMPTY, Board, other
 from gomoku.players.classical import (Player, _centre, _lines_of, _point_score, _require_moves, _window_counts,
                                       _winning_points)
-from mcts.geometry import FOUR, THREE
+from gomoku.tactics.geometry import FOUR, THREE
 
 log = logging.getLogger(__name__)
 

@@ -15,14 +15,15 @@ import numpy as np
 
 from gomoku.game.board import Board, other
 from gomoku.players.classical import Player, _cells, winning_points
-from mcts import BatchedMCTS, RolloutEvaluator, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
+from gomoku.tactics import (DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, Geometry, RolloutEvaluator,
+                            TacticsConfig, TacticsSettings, make_rules)
+from gomoku.tactics.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
+from gomoku.tactics.vct import VctSolver
+from mcts import BatchedMCTS, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
 from mcts.evaluators import CachedEvaluator
-from mcts.geometry import Geometry
-from mcts.search import CAPACITY_PER_PLAYOUT, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES
-from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
-from mcts.vct import VctSolver
+from mcts.search import CAPACITY_PER_PLAYOUT
 
-PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (mcts.rules; docs/threats.md: ~1.4x a move)
+PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (gomoku.tactics.rules; docs/threats.md: ~1.4x a move)
 # The az player's deep checks (docs/threats.md), before and after its search: a VCT of its own
 # found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
 # (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
@@ -56,7 +57,7 @@ ROUND_SAFETY = 1.25  # a round must end in time at the last round's pace times t
 def tree_bytes_per_playout(width: int, height: int, n_in_row: int) -> float:
     """Bytes of search tree one playout of a ``width`` x ``height`` search reserves (read off a
     tiny search's arrays, so it follows the search's layout)."""
-    probe = BatchedMCTS(UniformEvaluator(), width, height, n_in_row, SearchConfig(n_playout=1))
+    probe = BatchedMCTS(UniformEvaluator(), make_rules(width, height, n_in_row), SearchConfig(n_playout=1))
     arrays = (probe.prior, probe.visits, probe.value_sum, probe.children, probe.node_visits)
     return sum(array.nbytes for array in arrays) / probe.capacity * CAPACITY_PER_PLAYOUT
 
@@ -79,14 +80,16 @@ class SearchPlayer(Player):
     in rounds and stops before the round that would end after the time is up, after the cap, or
     as soon as the move is decided (``decided``; with ``early_stop``). ``tree_bytes`` bounds the
     tree's memory (the cap is lowered to fit; default ``DEFAULT_TREE_BYTES`` without a cap).
+    ``tactics``: the forced-move and threat rules the search plays by (default none).
     """
 
     ROUND_PLAYOUTS = 50
 
     def __init__(self, name: str, make_evaluator, config: SearchConfig, seed: int | None = None,
-                 seconds: float | None = None, n_playout: int | None = None):
+                 seconds: float | None = None, n_playout: int | None = None, tactics: TacticsConfig = NO_TACTICS):
         self.name = name
         self.config = config
+        self.tactics = tactics
         self.n_playout = n_playout
         self.seed = seed
         self.seconds = seconds
@@ -141,8 +144,8 @@ class SearchPlayer(Player):
         cap = self.playout_cap(board)
         if self._search is None or self._shape != shape or self._search.config.n_playout != cap:
             rng = np.random.default_rng(self.seed)
-            self._search = BatchedMCTS(self._make_evaluator(board, rng), *shape,
-                                       config=replace(self.config, n_playout=cap), rng=rng)
+            self._search = BatchedMCTS(self._make_evaluator(board, rng), make_rules(*shape, self.tactics),
+                                       replace(self.config, n_playout=cap), rng=rng)
             self._shape = shape
         return self._search
 
@@ -290,9 +293,9 @@ class AlphaZeroPlayer(SearchPlayer):
     ``forced_moves`` (default on) applies the search's exact forced-move rules: take a five, block
     a four; ``vcf`` (default on, only together with ``forced_moves``) adds the exact VCF rules: a
     win by continuous fours is valued as won and played, and at the root the opponent's is
-    stopped (see ``mcts.rules``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
+    stopped (see ``gomoku.tactics.rules``; ``vcf_nodes`` is the solver's budget per call); ``vct`` (default
     on, only together with ``vcf``) does the same at the root for wins by continuous threats (fours
-    and threes, ``mcts.vct``, ``vct_nodes`` per call), and values positions two moves down where
+    and threes, ``gomoku.tactics.vct``, ``vct_nodes`` per call), and values positions two moves down where
     the player to move has one as won. ``cache_entries`` > 0 puts a ``CachedEvaluator`` of that
     size in front of the evaluator (a position met again, in this search or an earlier one of the
     game, costs no net call; the answers are the same). ``pipeline`` (with ``leaves_per_step`` > 1;
@@ -308,25 +311,26 @@ class AlphaZeroPlayer(SearchPlayer):
                  check_nodes: int = CHECK_NODES, pipeline: bool = False):
         if cache_entries:
             evaluator = CachedEvaluator(evaluator, cache_entries)
-        settings = SearchSettings(n_playout=n_playout or 1, c_puct=c_puct, leaves_per_step=leaves_per_step,
-                                  forced_moves=forced_moves, vcf=vcf, vcf_nodes=vcf_nodes, vct=vct, vct_nodes=vct_nodes)
-        config = SearchConfig.of(settings, noise=False, reuse_tree=True)
-        config = replace(config, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if config.vct else 0,
-                         pipeline=pipeline and leaves_per_step > 1)
+        settings = SearchSettings(n_playout=n_playout or 1, c_puct=c_puct, leaves_per_step=leaves_per_step)
+        config = SearchConfig.of(settings, noise=False, reuse_tree=True, pipeline=pipeline and leaves_per_step > 1)
+        tactics = TacticsConfig.of(TacticsSettings(forced_moves=forced_moves, vcf=vcf, vcf_nodes=vcf_nodes, vct=vct,
+                                                   vct_nodes=vct_nodes))
+        tactics = replace(tactics, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if tactics.vct else 0)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
-        self.check_nodes = check_nodes if config.vct else 0  # VCT needs VCF, which needs forced moves
+        self.check_nodes = check_nodes if tactics.vct else 0  # VCT needs VCF, which needs forced moves
         self._checker: VctSolver | None = None  # the deep checks' solver, for boards of _checker_shape
         self._checker_shape: tuple[int, int, int] | None = None
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
-                         seconds, n_playout)
+                         seconds, n_playout, tactics)
 
     @classmethod
     def searching_as(cls, evaluator, settings: SearchSettings, n_playout: int, seed: int | None = None,
                      **kwargs) -> "AlphaZeroPlayer":
-        """The player searching with a run's ``settings`` (its c_puct and exact rules; one leaf per
-        evaluator call and a PUCT root), ``n_playout`` playouts a move."""
+        """The player searching with a run's ``settings`` (a run's search section, the search's and
+        the rules' settings: its c_puct and exact rules; one leaf per evaluator call and a PUCT
+        root), ``n_playout`` playouts a move."""
         return cls(evaluator, n_playout=n_playout, c_puct=settings.c_puct, seed=seed,
                    forced_moves=settings.forced_moves, vcf=settings.vcf, vcf_nodes=settings.vcf_nodes,
                    vct=settings.vct, vct_nodes=settings.vct_nodes, **kwargs)

@@ -32,13 +32,11 @@ def game_positions(s: BenchSettings) -> list[Board]:
 
 
 def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
-    """Milliseconds per VCF solver call (mcts.threats, the search's default node budget) on
+    """Milliseconds per VCF solver call (gomoku.tactics.threats, the search's default node budget) on
     ``positions`` (default ``game_positions``), for each side as the attacker (the search asks
     for the player to move at its leaves, and for the opponent at the root). Median and mean: a
     few positions with many fours cost most of the total."""
-    from mcts.geometry import Geometry
-    from mcts.search import DEFAULT_VCF_NODES
-    from mcts.threats import VcfSolver
+    from gomoku.tactics import DEFAULT_VCF_NODES, Geometry, VcfSolver
 
     solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
     times, wins = [], 0
@@ -57,20 +55,22 @@ def _rule_cost(s: BenchSettings, rule: str, positions: list[Board] | None, every
     """What the search rule ``rule`` ("vcf" or "vct") costs the az player per move: the mean time
     of a ``az_playouts`` search with and without it (the settings ``on`` in both), on every
     ``every``-th of ``positions`` (``evaluator``: default an untrained net), with its solver calls."""
+    from gomoku.tactics import TacticsConfig, make_rules
     from mcts.search import BatchedMCTS, SearchConfig
 
     evaluator = evaluator or az_evaluator(s)
     boards = (positions if positions is not None else game_positions(s))[::every]
     seconds, calls = {}, {}
     for switched_on in (True, False):
-        config = SearchConfig(n_playout=s.az_playouts, noise=False, forced_moves=True, **on, **{rule: switched_on})
-        search = BatchedMCTS(evaluator, 9, 9, 5, config=config, rng=np.random.default_rng(0))
+        rules = make_rules(9, 9, 5, TacticsConfig(forced_moves=True, **on, **{rule: switched_on}))
+        search = BatchedMCTS(evaluator, rules, SearchConfig(n_playout=s.az_playouts, noise=False),
+                             rng=np.random.default_rng(0))
         start = time.perf_counter()
         for board in boards:
             search.reset()
             search.search([board])
         seconds[switched_on] = (time.perf_counter() - start) / len(boards)
-        calls[switched_on] = getattr(search, f"{rule}_calls")
+        calls[switched_on] = getattr(rules, f"{rule}_calls")
     return {f"move_ms_{rule}": 1e3 * seconds[True], f"move_ms_no_{rule}": 1e3 * seconds[False],
             f"{rule}_ms_per_move": 1e3 * (seconds[True] - seconds[False]),
             f"{rule}_calls_per_move": calls[True] / len(boards), f"{rule}_moves_measured": len(boards)}
@@ -82,12 +82,12 @@ def bench_vcf_per_move(s: BenchSettings, positions: list[Board] | None = None, e
 
 
 def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes: int | None = None) -> dict:
-    """Milliseconds per VCT solver call (mcts.vct, ``max_nodes`` or the search's default budget)
+    """Milliseconds per VCT solver call (gomoku.tactics.vct, ``max_nodes`` or the search's default budget)
     on ``positions`` (default ``game_positions``), each side attacking, as ``bench_vcf``; with
     how many calls proved a win, proved none, or ran out of budget."""
-    from mcts.geometry import Geometry
-    from mcts.threats import ThreatStatus
-    from mcts.vct import DEFAULT_VCT_NODES, VctSolver
+    from gomoku.tactics.geometry import Geometry
+    from gomoku.tactics.threats import ThreatStatus
+    from gomoku.tactics.vct import DEFAULT_VCT_NODES, VctSolver
 
     solver = VctSolver(Geometry(9, 9, 5), max_nodes or DEFAULT_VCT_NODES)
     times, nodes, statuses = [], [], {status: 0 for status in ThreatStatus}

@@ -16,6 +16,7 @@ from typing import Any, get_type_hints
 import yaml
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, MAX_SIZE
+from gomoku.tactics.settings import TacticsSettings
 from mcts.config import SearchSettings
 
 
@@ -72,11 +73,12 @@ class NetSection:
 
 
 @dataclass(frozen=True)
-class SearchSection(SearchSettings):
-    """The search's settings (``mcts.config.SearchSettings``: defined, documented and checked
-    there) as a run sets them, with the exact rules on, and the self-play settings on top."""
+class SearchSection(TacticsSettings, SearchSettings):
+    """The search's settings (``mcts.config.SearchSettings``) and the rules' (forced moves, VCF,
+    VCT: ``gomoku.tactics.settings.TacticsSettings``), defined, documented and checked there, as a
+    run sets them, with the exact rules on, and the self-play settings on top."""
 
-    forced_moves: bool = True  # a run searches with the exact rules (mcts/rules.py)
+    forced_moves: bool = True  # a run searches with the exact rules (gomoku/tactics/rules.py)
     vcf: bool = True
     vct: bool = True
     temperature: float = 1.0  # for the first temperature_moves moves of a self-play game
@@ -92,7 +94,7 @@ class SearchSection(SearchSettings):
         _check_range(self.leaves_per_step, 1, self.n_playout, f"{prefix}.leaves_per_step")
         _check_range(self.vcf_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vcf_nodes")
         _check_range(self.vct_nodes, 1, MAX_PLAYOUTS, f"{prefix}.vct_nodes")
-        for key, message in self.problems():
+        for key, message in SearchSettings.problems(self) + TacticsSettings.problems(self):
             raise ConfigError(f"{prefix}.{key}: {message}")
         _check(self.temperature > 0, f"{prefix}.temperature", "must be > 0")
         _check(self.temperature_moves >= 0, f"{prefix}.temperature_moves", "must be >= 0")

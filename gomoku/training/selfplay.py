@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from gomoku.game.board import DRAW, Board
+from gomoku.tactics import TacticsConfig, make_rules
 from gomoku.training.config import BoardConfig, SearchSection
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
@@ -30,8 +31,9 @@ class SelfPlayRunner:
         self.board_config = board
         self.search_section = search
         self.rng = rng
-        self.search = BatchedMCTS(evaluator, board.width, board.height, board.n_in_row,
-                                  SearchConfig.of(search, noise=True), n_trees=parallel_games, rng=rng)
+        rules = make_rules(board.width, board.height, board.n_in_row, TacticsConfig.of(search))
+        self.search = BatchedMCTS(evaluator, rules, SearchConfig.of(search, noise=True), n_trees=parallel_games,
+                                  rng=rng)
         self.boards = [self._new_board() for _ in range(parallel_games)]
         self.samples: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(parallel_games)]
 

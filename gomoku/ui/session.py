@@ -23,7 +23,7 @@ from typing import Sequence
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, DRAW, EMPTY, Board, other
 from gomoku.players import COLUMN_LETTERS, format_point, parse_point
-from mcts.threats import MIN_N_IN_ROW  # below this every game is won in a move or two
+from gomoku.tactics.threats import MIN_N_IN_ROW  # below this every game is won in a move or two
 
 N_IN_ROW = DEFAULT_N_IN_ROW  # the rule unless a model (or --n-in-row) says otherwise
 MIN_SIZE = 5  # the smallest board the window plays, whatever the rule

@@ -110,7 +110,7 @@
   }
 
   /**
-   * Every window of n_in_row consecutive points, in the order of mcts/geometry.py and
+   * Every window of n_in_row consecutive points, in the order of gomoku/tactics/geometry.py and
    * gomoku/players/classical.py (rows, then columns, then the four directions), and the windows
    * through each point.
    */

@@ -15,7 +15,7 @@
 // whose player to move has a win by continuous fours (threats.js) is worth +1 exactly and not
 // expanded; at the root only its first move is searched, and when the opponent would have one,
 // only the moves after which they have none (all moves when none does). VCT (`vct`, on by default
-// as in the Python player; needs `vcf`, else off): the root's rules of mcts/rules.py with the VCT
+// as in the Python player; needs `vcf`, else off): the root's rules of gomoku/tactics/rules.py with the VCT
 // solver (vct.js: continuous fours and threes, `vctNodes` nodes a solve) in place of the VCF
 // solver: when the player to move has a VCT only its first move is searched, and when the opponent
 // would have one, only the moves after which they have none. With `vctLeafDepth` (2 by default, the
@@ -29,7 +29,7 @@
   const ILLEGAL_VALUE_SUM = -1e9;
   const CAPACITY_PER_PLAYOUT = 3;
   const VCF_CACHE_SIZE = 50000;  // solver answers remembered per search (cleared when full)
-  const VCT_LEAF_NODES = 200;  // the VCT solver's budget at a leaf (mcts/rules.py's)
+  const VCT_LEAF_NODES = 200;  // the VCT solver's budget at a leaf (gomoku/tactics/rules.py's)
 
   // The Python AlphaZero player's defaults (gomoku/players/search.py).
   const DEFAULTS = Object.freeze({ nPlayout: 400, cPuct: 5.0, forcedMoves: true, vcf: true,
@@ -214,7 +214,7 @@
      * first move of our VCF; else only the moves after which the opponent has no VCF, when some
      * are), with `vct` the VCT rules (the same with VCTs); `depth` (moves from the root) adds the
      * VCT leaf checks. Without forced moves: {false, every empty point}. As
-     * FreestyleRules.moves_to_search in mcts/rules.py.
+     * FreestyleRules.moves_to_search in gomoku/tactics/rules.py.
      */
     movesToSearch(cells, toMove, root = false, depth = 0) {
       const S = this.size, n = this.nInRow;

@@ -1,4 +1,4 @@
-// An exact, bounded VCF ("victory by continuous fours") solver, the rules of mcts/threats.py:
+// An exact, bounded VCF ("victory by continuous fours") solver, the rules of gomoku/tactics/threats.py:
 // freestyle; the attacker to move wins at once when one stone completes a line; when the defender
 // has a four the attacker must block it, and the block must itself make a four (two such points of
 // the defender's cannot both be blocked); every attacking move makes a four, and when it leaves two
@@ -7,7 +7,7 @@
 // four-making moves in ascending order (a double four first); a node is one attacking move tried
 // (with its forced reply), and the search gives up ("unknown") past the node budget. Positions
 // proven not to be a VCF are remembered (Zobrist keys), since move orders transpose.
-// The line bookkeeping (ThreatBoard of mcts/threats.py: each window's stone counts and the sets of
+// The line bookkeeping (ThreatBoard of gomoku/tactics/threats.py: each window's stone counts and the sets of
 // the windows of each tracked class, kept up to date as stones are placed and taken back) is shared
 // with the VCT solver (vct.js), which also tracks the attacker's twos and the defender's threes
 // (`wide`) and uses the VCF search as its fast check.
@@ -16,7 +16,7 @@
   const G = (root.Gomoku = root.Gomoku || {});
 
   const DEFAULT_MAX_NODES = 200;
-  // Window classes tracked in sets, from the attacker's point of view (mcts/threats.py's).
+  // Window classes tracked in sets, from the attacker's point of view (gomoku/tactics/threats.py's).
   const NONE = 0, ATTACKER_THREE = 1, ATTACKER_FOUR = 2, DEFENDER_FOUR = 3, ATTACKER_TWO = 4, DEFENDER_THREE = 5;
   const WIN = "win", NO_WIN = "no win", UNKNOWN = "unknown";
 

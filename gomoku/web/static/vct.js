@@ -1,5 +1,5 @@
 // An exact, bounded VCT ("victory by continuous threats": fours and threes) solver, a port of
-// mcts/vct.py that gives its answers node for node (tests/test_web.py). The rules, freestyle, with a
+// gomoku/tactics/vct.py that gives its answers node for node (tests/test_web.py). The rules, freestyle, with a
 // *five point* of a colour an empty point where its stone completes a line:
 // - the attacker to move wins at once with a five point; otherwise, when the defender has a five
 //   point, the attacker must take it (two cannot both be taken), and that block must be a threat;
@@ -20,13 +20,13 @@
   const G = (root.Gomoku = root.Gomoku || {});
   const { ATTACKER_FOUR, ATTACKER_TWO, DEFENDER_THREE } = G.WINDOW_CLASS;
 
-  const DEFAULT_VCT_NODES = 1000;  // node budget of one solve (mcts.vct.DEFAULT_VCT_NODES)
+  const DEFAULT_VCT_NODES = 1000;  // node budget of one solve (gomoku.tactics.vct.DEFAULT_VCT_NODES)
   const INFINITE = 2 ** 40;  // the proof or disproof number of a solved node (sums stay exact)
   const LARGEST = INFINITE - 1;  // the cap of a sum of unsolved nodes' numbers
   const LEAF_VCF_NODES = 40;  // the VCF check's budget at each new position of the attacker's to move
 
   /**
-   * A node of the proof-number DAG (mcts/vct.py's _Node). OR nodes (attacker to move, even depths)
+   * A node of the proof-number DAG (gomoku/tactics/vct.py's _Node). OR nodes (attacker to move, even depths)
    * are reached by defender's moves; AND nodes by attacking moves, with the `replies` to search.
    * `children` is null until expanded; then `moves[i]` leads to `children[i]`.
    */
@@ -37,7 +37,7 @@
   /**
    * The index of the child a most-proving descent chooses by `field` (the first of the smallest), and
    * the limit below which that number keeps it chosen: under every earlier one, at most every later
-   * one (mcts/vct.py's _choice).
+   * one (gomoku/tactics/vct.py's _choice).
    */
   function choice(nodes, field) {
     let index = 0;
@@ -52,7 +52,7 @@
 
   /**
    * Proof and disproof numbers of an expanded node from its children's: exactly [0, INFINITE] or
-   * [INFINITE, 0] once solved, a sum otherwise capped at LARGEST (mcts/vct.py's _update).
+   * [INFINITE, 0] once solved, a sum otherwise capped at LARGEST (gomoku/tactics/vct.py's _update).
    */
   function updateNumbers(node, orNode) {
     const children = node.children;

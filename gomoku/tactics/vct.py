@@ -1,7 +1,7 @@
 """An exact, bounded VCT solver: can the player to move win by making fours and threes only?
 
 VCT (victory by continuous threats), freestyle rules (five or more in a row wins), in the terms
-of ``mcts.geometry`` (a *five point* of a colour: an empty point where its stone completes a
+of ``gomoku.tactics.geometry`` (a *five point* of a colour: an empty point where its stone completes a
 line):
 - the attacker to move wins at once when it has a five point;
 - otherwise, when the defender has a five point, the attacker must take it (two different ones
@@ -27,7 +27,7 @@ two or more; a defender's stone at ``r`` removes the windows through ``r``, so `
 point ``p`` exactly when ``r == p`` or fewer than two of ``fives[p]`` remain once ``r`` is taken
 out. A defence stops every three point.
 
-Search: the VCF search (``mcts.threats``) first, as the fast check; then proof-number search
+Search: the VCF search (``gomoku.tactics.threats``) first, as the fast check; then proof-number search
 over the AND/OR tree (OR: the attacker to move, its children its threats; AND: the defender to
 move, its children its replies). A new AND node starts with proof number = its number of replies
 (a four: 1, a double: 0, so proved), disproof number 1; a new OR node is judged at once where it
@@ -49,7 +49,7 @@ solved. Measured against the same search as a tree: the same answers, a long VCT
 fewer nodes (docs/threats.md).
 Nodes: every attacking move judged and every defender's reply made into a node (a link to a node
 in the table costs none); the VCF checks' nodes count too. The state (windows, their classes, the
-key) is the incremental bookkeeping of ``mcts.threats.ThreatBoard``, which also tracks the
+key) is the incremental bookkeeping of ``gomoku.tactics.threats.ThreatBoard``, which also tracks the
 attacker's twos (where a three can start) and the defender's threes (where a counter-four can
 start).
 """
@@ -61,8 +61,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from mcts.geometry import Geometry
-from mcts.threats import (_ATTACKER_FOUR, _ATTACKER_TWO, _DEFENDER_FOUR, _DEFENDER_THREE, DEFAULT_MAX_NODES,
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.threats import (_ATTACKER_FOUR, _ATTACKER_TWO, _DEFENDER_FOUR, _DEFENDER_THREE, DEFAULT_MAX_NODES,
                           NO_MOVE, BudgetExhausted, ThreatBoard, ThreatResult, ThreatStatus)
 
 DEFAULT_VCT_NODES = 1000  # node budget of one solve (measured: docs/threats.md)

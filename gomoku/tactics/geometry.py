@@ -10,9 +10,10 @@ point is a winning point, a *five point*), 2 short a *three* (a stone on either 
 points makes a four), 3 short a *two*; an open four is two fours with different winning points.
 
 Every consumer takes its windows and shapes from here: the search's rules (vectorised win checks
-and forced moves, ``mcts.rules``), the threat solvers (``mcts.threats``, ``mcts.vct``: their window
-classes), the classical players (``gomoku.players.classical``, ``gomoku.players.alphabeta``) and the
-engine's forced moves. Only ``Board`` keeps its own small pure-Python win check.
+and forced moves, ``gomoku.tactics.rules``), the threat solvers (``gomoku.tactics.threats``,
+``gomoku.tactics.vct``: their window classes), the classical players (``gomoku.players.classical``,
+``gomoku.players.alphabeta``) and the engine's forced moves. Only ``Board`` keeps its own small
+pure-Python win check (on the same ``DIRECTIONS``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+# The four line directions as (d_row, d_col): horizontal, vertical, two diagonals (``Board`` too).
+DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 # A window's shape for a colour, by the stones it lacks of a line (``stones_short``).
 FOUR, THREE, TWO = 1, 2, 3
@@ -56,7 +58,7 @@ class Geometry:
         windows = []
         for row in range(height):
             for col in range(width):
-                for dr, dc in _DIRECTIONS:
+                for dr, dc in DIRECTIONS:
                     end_r, end_c = row + dr * (n - 1), col + dc * (n - 1)
                     if 0 <= end_r < height and 0 <= end_c < width:
                         windows.append([(row + dr * i) * width + col + dc * i for i in range(n)])

@@ -1,12 +1,13 @@
 """The game's rules as the search sees them: freestyle five in a row, injected into ``BatchedMCTS``
-the way the evaluator is.
+the way the evaluator is (``mcts.game.Rules``, the protocol this object implements).
 
 The search keeps positions as cells int8 [size + 1] (0 empty, ``FIRST`` / ``SECOND`` the stones of
 the player who moved first / second, the last entry padding, always empty) and asks the rules:
 - ``wins`` / ``wins_one``: does the stone just placed complete a line (the position is terminal);
 - ``moves_to_search``: does the player to move win by force (valued +1 exactly, not expanded), and
   which moves does a node there search;
-- ``encode``: the network's input planes (``mcts.evaluators.input_planes``).
+- ``encode``: the network's input planes (``gomoku.tactics.planes.input_planes``);
+- ``check``: is a board of this shape and rule.
 
 Forced moves (``forced_moves``, off by default and in the pure-MCTS baseline): two exact rules of
 the game, no evaluation knowledge. A position whose player to move can complete a line is valued
@@ -16,7 +17,7 @@ are only the points that stop it (every other move loses at once). The network t
 visit counts that take fives and block fours; the search spends no playouts refuting blunders.
 
 VCF (``vcf``, needs ``forced_moves``; off by default and in the pure-MCTS baseline): an exact,
-bounded threat search (``mcts.threats``: victory by continuous fours, at most ``vcf_nodes`` nodes
+bounded threat search (``gomoku.tactics.threats``: victory by continuous fours, at most ``vcf_nodes`` nodes
 per call). A position whose player to move has a VCF is valued +1 exactly and not expanded, like a
 win in one; at the root, only the first move of the line is searched. At the root, when the
 opponent would have a VCF if it were their move, only the moves after which they have none are
@@ -25,7 +26,7 @@ runs only where the player to move has a three (a window one stone short of a fo
 answers are remembered per position, so a leaf revisited costs a dictionary look-up.
 
 VCT (``vct``, needs ``vcf``; off by default): the root's rules above with the VCT solver
-(``mcts.vct``: victory by continuous threats, fours and threes, at most ``vct_nodes`` nodes per
+(``gomoku.tactics.vct``: victory by continuous threats, fours and threes, at most ``vct_nodes`` nodes per
 call) in place of the VCF solver: when the player to move has a VCT, only its first move is
 searched; when the opponent would have one if it were their move, only the moves after which they
 have none are searched (a check that runs out of budget counts as none; all moves when none
@@ -49,15 +50,15 @@ from typing import Callable
 
 import numpy as np
 
-from mcts.config import SearchConfig
-from mcts.evaluators import input_planes
-from mcts.geometry import Geometry, LineShapes
-from mcts.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatResult, ThreatStatus, VcfSolver
-from mcts.vct import VctSolver
+from gomoku.tactics.geometry import Geometry, LineShapes
+from gomoku.tactics.planes import input_planes
+from gomoku.tactics.settings import TacticsConfig
+from gomoku.tactics.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatResult, ThreatStatus, VcfSolver
+from gomoku.tactics.vct import VctSolver
+from mcts.game import FIRST, SECOND
 
 log = logging.getLogger(__name__)
 
-FIRST, SECOND = 1, 2  # stone colours inside the search: who moved first, who moved second
 VCF_CACHE_SIZE = 50_000  # solver answers remembered by one rules object, across searches (cleared when full)
 VCT_LEAF_NODES = 200  # the VCT solver's budget at a leaf (``vct_leaf_depth``; docs/threats.md)
 
@@ -66,8 +67,10 @@ class FreestyleRules:
     """Freestyle five in a row on one board shape, with the forced-move and threat rules that
     ``config`` turns on (see the module docstring). Remembers solver answers between searches."""
 
-    def __init__(self, geometry: Geometry, config: SearchConfig):
+    def __init__(self, geometry: Geometry, config: TacticsConfig):
         self.geometry = geometry
+        self.settings = config
+        self.size = geometry.size
         self.forced_moves = config.forced_moves
         self.vct_leaf_depth = config.vct_leaf_depth
         use_vcf = config.vcf and geometry.n_in_row >= MIN_N_IN_ROW
@@ -86,6 +89,13 @@ class FreestyleRules:
         # colours [k] -> bool [k]) and ``wins_one`` (one position), the geometry's own methods
         # (bound here: the single-game search calls wins_one once a playout).
         self.wins, self.wins_one = geometry.wins, geometry.wins_one
+
+    def check(self, game) -> None:
+        """Raise ValueError unless ``game`` (``width``, ``height``, ``n_in_row``) is of this shape."""
+        g = self.geometry
+        if (game.width, game.height, game.n_in_row) != (g.width, g.height, g.n_in_row):
+            raise ValueError(f"board {game.width}x{game.height}/{game.n_in_row} does not match the "
+                             f"rules' {g.width}x{g.height}/{g.n_in_row}")
 
     @property
     def stop(self) -> Callable[[], bool] | None:

@@ -20,7 +20,7 @@ position, is negligible), since move orders transpose.
 The solver keeps per-window stone counts and the sets of the attacker's threes and fours and the
 defender's fours up to date as stones are placed and taken back; there is no board copy per node.
 That bookkeeping (``ThreatBoard``) and the VCF search itself are shared with the VCT solver
-(``mcts.vct``), which also uses the VCF search as its fast check.
+(``gomoku.tactics.vct``), which also uses the VCF search as its fast check.
 
 ``solve(cells, attacker)`` answers for one position: cells int8 [size + 1] as in the search
 (0 empty, 1 and 2 the colours, the last entry padding), ``attacker`` the colour to move.
@@ -38,7 +38,7 @@ from typing import Callable
 
 import numpy as np
 
-from mcts.geometry import FOUR, THREE, TWO, Geometry, stones_short
+from gomoku.tactics.geometry import FOUR, THREE, TWO, Geometry, stones_short
 
 DEFAULT_MAX_NODES = 200  # node budget of one solve (see the module docstring for what a node is)
 ZOBRIST_SEED = 20240914  # fixed: the transposition keys are the same in every process
@@ -47,7 +47,7 @@ STOP_CHECK_NODES = 16  # a solver's ``stop`` is checked at its first node and ev
 MIN_N_IN_ROW = 3  # below this a four is one stone or none: every position is a win in one or two
 
 # Window classes tracked in sets (from the attacker's point of view): a four, a three or a two of
-# a colour (mcts.geometry's shapes). The VCT solver (mcts.vct) also tracks the attacker's twos and
+# a colour (gomoku.tactics.geometry's shapes). The VCT solver (gomoku.tactics.vct) also tracks the attacker's twos and
 # the defender's threes.
 _NONE, _ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR, _ATTACKER_TWO, _DEFENDER_THREE = range(6)
 
@@ -95,7 +95,7 @@ class ThreatBoard:
         self.windows, self.through = geometry.window_lists()
         self._window_points = geometry.windows[:-1]
         self._code_base = base = n + 1
-        # Each window code's class, from the shapes of mcts.geometry: (class, whose, shape).
+        # Each window code's class, from the shapes of gomoku.tactics.geometry: (class, whose, shape).
         shapes = [(_ATTACKER_THREE, 0, THREE), (_ATTACKER_FOUR, 0, FOUR), (_DEFENDER_FOUR, 1, FOUR)]
         if wide:
             shapes += [(_ATTACKER_TWO, 0, TWO), (_DEFENDER_THREE, 1, THREE)]  # n = 3: a two is an empty window
