@@ -39,7 +39,7 @@ def test_a_run_s_settings_become_a_search_config_in_one_place():
     default = TacticsConfig.of(SearchSection())
     assert (default.forced_moves, default.vcf, default.vct) == (True, True, True)  # a run's exact rules
     assert SearchSection().settings() == SearchSettings()
-    assert SearchSection().tactics() == TacticsSettings(forced_moves=True, vcf=True, vct=True)
+    assert SearchSection().tactics_settings() == TacticsSettings(forced_moves=True, vcf=True, vct=True)
 
 
 @pytest.mark.parametrize("key, value, message", [

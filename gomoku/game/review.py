@@ -24,6 +24,7 @@ from typing import Sequence
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, Board, other
 from gomoku.players.classical import _cells, winning_points
+from gomoku.tactics import solvers
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.threats import ThreatStatus
 from gomoku.tactics.vct import VctSolver
@@ -67,7 +68,7 @@ def review_loss(moves: Sequence[int], loser: int, width: int = DEFAULT_SIZE, hei
     if Board.from_moves(moves, width, height, n_in_row, start_player).game_end() != (True, winner):
         colour = "black" if winner == start_player else "white"  # black moves first
         raise ValueError(f"the moves do not end in a win for {colour}")
-    solver = VctSolver(Geometry(width, height, n_in_row), nodes)
+    solver = solvers()[1](Geometry(width, height, n_in_row), nodes)  # compiled: the reference's answers
     board = Board(width, height, n_in_row, start_player)
     loser_moved = False
     for ply, move in enumerate(moves, 1):

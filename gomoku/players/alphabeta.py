@@ -32,9 +32,9 @@ import numpy as np
 
 from gomoku.game.board import DRAW, Board, other
 from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
+from gomoku.tactics import solvers as tactics_solvers
 from gomoku.tactics.geometry import FOUR, THREE, Geometry, stones_short
 from gomoku.tactics.threats import MIN_N_IN_ROW, ThreatResult, VcfSolver
-from gomoku.tactics.vct import VctSolver
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +70,11 @@ def default_solvers(geometry: Geometry, vct_nodes: int = 0) -> list[ThreatSolver
     threes (docs/ladder.md). None for lines shorter than ``MIN_N_IN_ROW`` (no threats there)."""
     if geometry.n_in_row < MIN_N_IN_ROW:
         return []
-    solvers: list[ThreatSolver] = [VcfSolver(geometry, VCF_NODES)]
+    vcf_solver, vct_solver = tactics_solvers()  # the compiled ones (the reference's answers)
+    found: list[ThreatSolver] = [vcf_solver(geometry, VCF_NODES)]
     if vct_nodes:
-        solvers.append(VctSolver(geometry, vct_nodes))
-    return solvers
+        found.append(vct_solver(geometry, vct_nodes))
+    return found
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def _tables(n: int) -> _Tables:
 def _horizon_solver(width: int, height: int, n_in_row: int) -> VcfSolver | None:
     if n_in_row < MIN_N_IN_ROW:
         return None
-    return VcfSolver(Geometry(width, height, n_in_row), HORIZON_VCF_NODES)
+    return tactics_solvers()[0](Geometry(width, height, n_in_row), HORIZON_VCF_NODES)
 
 
 def _move_shape(window: int, before: int, after: int, fours: set[int], threes: set[int]) -> None:

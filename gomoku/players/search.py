@@ -16,7 +16,7 @@ import numpy as np
 from gomoku.game.board import Board, other
 from gomoku.players.classical import Player, _cells, winning_points
 from gomoku.tactics import (DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, Geometry, RolloutEvaluator,
-                            TacticsConfig, TacticsSettings, make_rules)
+                            TacticsConfig, TacticsSettings, make_rules, solvers)
 from gomoku.tactics.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
 from gomoku.tactics.vct import VctSolver
 from mcts import BatchedMCTS, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
@@ -405,7 +405,8 @@ class AlphaZeroPlayer(SearchPlayer):
             return none
         shape = (board.width, board.height, board.n_in_row)
         if self._checker is None or self._checker_shape != shape:
-            self._checker, self._checker_shape = VctSolver(Geometry(*shape), self.check_nodes), shape
+            vct_solver = solvers(self.tactics.tactics)[1]  # compiled or reference: the same answers
+            self._checker, self._checker_shape = vct_solver(Geometry(*shape), self.check_nodes), shape
         self._checker.stop = stop
         try:
             return solve(self._checker, _cells(board))

@@ -65,19 +65,23 @@ VCT_LEAF_NODES = 200  # the VCT solver's budget at a leaf (``vct_leaf_depth``; d
 
 class FreestyleRules:
     """Freestyle five in a row on one board shape, with the forced-move and threat rules that
-    ``config`` turns on (see the module docstring). Remembers solver answers between searches."""
+    ``config`` turns on (see the module docstring). Remembers solver answers between searches.
+    ``solvers``: the VCF and VCT solver classes (the reference's here; ``gomoku.tactics.compiled``
+    passes its own, which answer the same)."""
 
-    def __init__(self, geometry: Geometry, config: TacticsConfig):
+    def __init__(self, geometry: Geometry, config: TacticsConfig,
+                 solvers: tuple[type, type] = (VcfSolver, VctSolver)):
+        vcf_solver, vct_solver = solvers
         self.geometry = geometry
         self.settings = config
         self.size = geometry.size
         self.forced_moves = config.forced_moves
         self.vct_leaf_depth = config.vct_leaf_depth
         use_vcf = config.vcf and geometry.n_in_row >= MIN_N_IN_ROW
-        self.vcf_solver = VcfSolver(geometry, config.vcf_nodes) if use_vcf else None
+        self.vcf_solver = vcf_solver(geometry, config.vcf_nodes) if use_vcf else None
         use_vct = config.vct and use_vcf
-        self.vct_solver = VctSolver(geometry, config.vct_nodes, config.vcf_nodes) if use_vct else None
-        self.vct_leaf_solver = VctSolver(geometry, VCT_LEAF_NODES, config.vcf_nodes) if use_vct else None
+        self.vct_solver = vct_solver(geometry, config.vct_nodes, config.vcf_nodes) if use_vct else None
+        self.vct_leaf_solver = vct_solver(geometry, VCT_LEAF_NODES, config.vcf_nodes) if use_vct else None
         self._stop: Callable[[], bool] | None = None
         self._vcf_cache: dict[bytes, ThreatResult] = {}
         self._vct_cache: dict[bytes, ThreatResult] = {}
@@ -134,10 +138,7 @@ class FreestyleRules:
         can_win = np.zeros(len(cells), dtype=bool)
         if not self.forced_moves:
             return can_win, empty
-        # A four needs n_in_row - 1 stones of one colour, a three (where a VCF starts) one fewer,
-        # and a VCT may start one fewer still (its first move makes a three of a two: on 7x7, four
-        # in a row, X to move with one stone has one); the first player has the most.
-        least = self.geometry.n_in_row - (3 if self.vct_solver is not None else 2 if self.vcf_solver is not None else 1)
+        least = self.least_stones()
         stones = self.geometry.size - empty.sum(axis=1)
         check = ((stones + 1) // 2 >= least).nonzero()[0]
         if check.size == 0:
@@ -161,6 +162,14 @@ class FreestyleRules:
                 result = self._solve(self.vct_leaf_solver, self._vct_leaf_cache, cells[row], int(to_move[row]))
                 can_win[row] = result.win
         return can_win, legal
+
+    def least_stones(self) -> int:
+        """The first player's stones below which no position has a line to complete or block, nor
+        a VCF or VCT (checked by the threat rules): a four needs n_in_row - 1 stones of one colour,
+        a three (where a VCF starts) one fewer, and a VCT may start one fewer still (its first move
+        makes a three of a two: on 7x7, four in a row, X to move with one stone has one); the first
+        player has the most."""
+        return self.geometry.n_in_row - (3 if self.vct_solver is not None else 2 if self.vcf_solver is not None else 1)
 
     def _vcf(self, cells: np.ndarray, attacker: int) -> ThreatResult:
         """The solver's answer for ``attacker`` to move in ``cells`` [size + 1], remembered."""

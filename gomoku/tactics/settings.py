@@ -16,6 +16,10 @@ from gomoku.tactics.threats import DEFAULT_MAX_NODES
 from gomoku.tactics.vct import DEFAULT_VCT_NODES
 
 DEFAULT_VCF_NODES = DEFAULT_MAX_NODES  # the VCF solver's node budget per call (see gomoku.tactics.threats)
+# Which solvers run the rules: the compiled kernel (gomoku.tactics.compiled, numba) or the
+# pure-Python reference it is tested against (the same answers, 10-50x slower: docs/threats.md).
+COMPILED, REFERENCE = "compiled", "reference"
+TACTICS_KINDS = (COMPILED, REFERENCE)
 
 
 @dataclass(frozen=True)
@@ -25,16 +29,18 @@ class TacticsSettings:
     vcf_nodes: int = DEFAULT_VCF_NODES  # node budget of one VCF solver call
     vct: bool = False  # with vcf: the root plays its VCT, stops the opponent's (gomoku.tactics.vct)
     vct_nodes: int = DEFAULT_VCT_NODES  # node budget of one VCT solver call
+    tactics: str = COMPILED  # the solvers: compiled (numba) or reference (pure Python); same answers
 
     def problems(self) -> list[tuple[str, str]]:
         """Each bad setting as (its key, what is wrong with it), in the order of the fields."""
         checks = (
             ("vcf_nodes", self.vcf_nodes >= 1, "must be >= 1"),
             ("vct_nodes", self.vct_nodes >= 1, "must be >= 1"),
+            ("tactics", self.tactics in TACTICS_KINDS, f"must be one of {', '.join(TACTICS_KINDS)}"),
         )
         return [(key, f"{message}, got {getattr(self, key)!r}") for key, ok, message in checks if not ok]
 
-    def tactics(self) -> TacticsSettings:
+    def tactics_settings(self) -> TacticsSettings:
         """These settings alone (a subclass's extra fields dropped)."""
         names = [f.name for f in dataclasses.fields(TacticsSettings)]
         return TacticsSettings(**{name: getattr(self, name) for name in names})
@@ -58,6 +64,6 @@ class TacticsConfig(TacticsSettings):
     def of(cls, settings: TacticsSettings, **switches) -> TacticsConfig:
         """The config of a run's ``settings``: a rule whose prerequisite is off is off (vcf without
         forced_moves, vct without vcf); ``switches`` (vct_leaf_depth) set the rest."""
-        s = settings.tactics()
+        s = settings.tactics_settings()
         vcf = s.vcf and s.forced_moves
         return cls(**(dataclasses.asdict(s) | dict(vcf=vcf, vct=s.vct and vcf) | switches))

@@ -1,0 +1,217 @@
+"""The compiled threat solvers: ``VcfSolver`` and ``VctSolver`` with the reference's interface and
+answers (status, first move, nodes), each solve one call into numba kernels (``kernel_board``,
+``kernel_vct``) that run the whole search.
+
+The kernels read the reference's own tables (windows, window classes, Zobrist keys: from
+``ThreatBoard``), so both see a board the same way. Each solver keeps one workspace, sized for
+its largest budget so far.
+
+``stop`` (a callable, as the reference's): read when a solve starts and, for solves of at least
+``WATCHED_NODES`` nodes, every ``WATCH_SECONDS`` by a thread while the kernel runs (the kernels
+release the GIL); the kernel looks at the flag where the reference calls ``stop`` (its first node
+and every ``STOP_CHECK_NODES``) and the solve raises ``Interrupted`` as the reference's does.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+import numpy as np
+
+from gomoku.tactics import kernel_board as kb
+from gomoku.tactics import kernel_rules as ki, kernel_vct as kv
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.rules import VCT_LEAF_NODES, FreestyleRules
+from gomoku.tactics.settings import TacticsConfig
+from gomoku.tactics.threats import DEFAULT_MAX_NODES, Interrupted, ThreatBoard, ThreatResult, ThreatStatus
+from gomoku.tactics.vct import DEFAULT_VCT_NODES
+
+WATCHED_NODES = 20_000  # solves with at least this budget have their ``stop`` watched while they run
+WATCH_SECONDS = 0.001
+# A VCT workspace's room for replies and children: every node's worst case (a reply and a child
+# per point) up to FULL_ROOM entries, else ROOM_PER_NODE a node of its budget at first (grown as needed).
+FULL_ROOM = 1 << 20
+ROOM_PER_NODE = 16
+VCT_FROM_DEPTH = 2  # the VCT leaf checks start at this depth (gomoku.tactics.rules: never at depth 1)
+_STATUS = {kv.WIN: ThreatStatus.WIN, kv.NO_WIN: ThreatStatus.NO_WIN, kv.UNKNOWN: ThreatStatus.UNKNOWN}
+
+
+def tables(geometry: Geometry) -> np.ndarray:
+    """The kernels' tables of one board shape, from the reference's (``kernel_board.build_tables``)."""
+    board = ThreatBoard(geometry, wide=True)  # also refuses n_in_row < MIN_N_IN_ROW, as the reference
+    through = geometry.point_windows.copy()
+    through[through == geometry.n_windows] = -1
+    return kb.build_tables(geometry.windows[:-1], through, board._class_array, np.asarray(board._keys))
+
+
+class _Solver:
+    """What both compiled solvers share: the tables, the workspace, the stop flag."""
+
+    def __init__(self, geometry: Geometry, max_nodes: int, vct: bool):
+        if max_nodes < 1:
+            raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
+        self.geometry = geometry
+        self.max_nodes = max_nodes
+        self.stop: Callable[[], bool] | None = None
+        self._tables = tables(geometry)
+        self._vct = vct
+        self._budget = 0
+        self._room = 0
+        self._ws = np.zeros(0, dtype=np.int64)
+
+    def _workspace(self, budget: int, room: int = 0) -> np.ndarray:
+        if budget > self._budget or room > self._room:
+            self._budget = max(budget, self._budget)
+            if self._vct:
+                full = (self._budget + 3) * self.geometry.size
+                first = full if full <= FULL_ROOM else ROOM_PER_NODE * (self._budget + 2)
+                self._room = max(room, self._room, first)
+            g = self.geometry
+            self._ws = kb.workspace(g.size, g.n_windows, self._tables[3], self._budget, self._room, self._room)
+            self._meta = self._ws[kb.meta_offset(g.size, g.n_windows):][:kb.META]  # the flag the kernel reads
+        return self._ws
+
+    def _run(self, budget: int, kernel, *args):
+        """``kernel(tables, workspace, *args)`` with the stop flag kept up to date, run again in a
+        larger workspace while it answers NEEDS_ROOM."""
+        while True:
+            ws = self._workspace(budget)
+            result = self._watched(budget, kernel, ws, *args)
+            status = result[0] if isinstance(result, tuple) else result
+            if status != kv.NEEDS_ROOM:
+                return result
+            self._workspace(budget, 4 * self._room)
+
+    def _watched(self, budget: int, kernel, ws: np.ndarray, *args):
+        stop = self.stop
+        meta = self._meta
+        meta[kb.STOP] = 1 if stop is not None and stop() else 0
+        if stop is None or meta[kb.STOP] or budget < WATCHED_NODES:
+            return kernel(self._tables, ws, *args)
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(WATCH_SECONDS):
+                if stop():
+                    meta[kb.STOP] = 1
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            return kernel(self._tables, ws, *args)
+        finally:
+            done.set()
+            watcher.join()
+
+
+def _cells(cells: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(cells, dtype=np.int8)
+
+
+def _check(attacker: int) -> None:
+    if attacker not in (1, 2):
+        raise ValueError(f"attacker must be 1 or 2, got {attacker!r}")
+
+
+def _result(answer: tuple[int, int, int]) -> ThreatResult:
+    status, move, nodes = answer
+    if status == kv.STOPPED:
+        raise Interrupted
+    return ThreatResult(_STATUS[status], int(move), int(nodes))
+
+
+class CompiledVcfSolver(_Solver):
+    """``VcfSolver``'s interface and answers, compiled."""
+
+    def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_MAX_NODES):
+        super().__init__(geometry, max_nodes, vct=False)
+
+    def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
+        _check(attacker)
+        budget = self.max_nodes if max_nodes is None else max_nodes
+        return _result(self._run(budget, kv.vcf_solve, _cells(cells), attacker, budget))
+
+    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
+                 max_nodes: int | None = None) -> np.ndarray:
+        _check(3 - defender)
+        budget = self.max_nodes if max_nodes is None else max_nodes
+        moves = np.asarray(moves, dtype=np.int64)
+        stops = np.zeros(len(moves), dtype=np.bool_)
+        if self._run(budget, kv.vcf_defences, _cells(cells), defender, moves, stops, budget) == kv.STOPPED:
+            raise Interrupted
+        return stops
+
+
+class CompiledVctSolver(_Solver):
+    """``VctSolver``'s interface and answers, compiled."""
+
+    def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_VCT_NODES, vcf_nodes: int = DEFAULT_MAX_NODES):
+        super().__init__(geometry, max_nodes, vct=True)
+        self.vcf_nodes = vcf_nodes
+
+    def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
+        _check(attacker)
+        budget = self.max_nodes if max_nodes is None else max_nodes
+        return _result(self._run(budget, kv.vct_solve, _cells(cells), attacker, budget, self.vcf_nodes))
+
+    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
+                 max_nodes: int | None = None) -> np.ndarray:
+        _check(3 - defender)
+        budget = self.max_nodes if max_nodes is None else max_nodes
+        moves = np.asarray(moves, dtype=np.int64)
+        stops = np.zeros(len(moves), dtype=np.bool_)
+        if self._run(budget, kv.vct_defences, _cells(cells), defender, moves, stops, budget,
+                     self.vcf_nodes) == kv.STOPPED:
+            raise Interrupted
+        return stops
+
+    def after(self, cells: np.ndarray, defender: int, move: int, max_nodes: int | None = None) -> ThreatResult:
+        cells = np.array(cells, dtype=np.int8)
+        cells[move] = defender
+        return self.solve(cells, 3 - defender, max_nodes)
+
+
+class CompiledRules(FreestyleRules):
+    """``FreestyleRules`` with the compiled solvers, and the moves to search of inner nodes (below
+    the root) computed for the whole batch in one kernel call (``kernel_rules.inner_moves``): the
+    reference rules' answers. The root's rules are the reference's code over the compiled solvers
+    (one call a search), with its caches."""
+
+    def __init__(self, geometry: Geometry, config: TacticsConfig):
+        super().__init__(geometry, config, solvers=(CompiledVcfSolver, CompiledVctSolver))
+        # One solver's workspace for the inner nodes' VCF and VCT leaf checks.
+        self._inner = None if self.vcf_solver is None else \
+            CompiledVctSolver(geometry, max(config.vcf_nodes, VCT_LEAF_NODES), config.vcf_nodes)
+        self._calls = np.zeros(2, dtype=np.int64)
+
+    @FreestyleRules.stop.setter
+    def stop(self, stop: Callable[[], bool] | None) -> None:
+        FreestyleRules.stop.fset(self, stop)
+        if self._inner is not None:
+            self._inner.stop = stop
+
+    def moves_to_search(self, cells: np.ndarray, to_move: np.ndarray, root: bool = False,
+                        depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if root or self._inner is None or not self.forced_moves:
+            return super().moves_to_search(cells, to_move, root, depth)
+        cells = np.ascontiguousarray(cells, dtype=np.int8)
+        k = len(cells)
+        to_move = np.asarray(to_move, dtype=np.int64)
+        deepest = self.vct_leaf_depth if self.vct_solver is not None and depth is not None else 0
+        depth = np.zeros(k, dtype=np.int64) if depth is None else np.asarray(depth, dtype=np.int64)
+        inner, budget = self._inner, self._inner.max_nodes
+        while True:
+            legal = cells[:, :-1] == 0
+            can_win = np.zeros(k, dtype=bool)
+            self._calls[:] = 0
+            status = inner._watched(budget, ki.inner_moves, inner._workspace(budget), cells, to_move, depth,
+                                    self.least_stones(), self.settings.vcf_nodes, VCT_FROM_DEPTH, deepest,
+                                    VCT_LEAF_NODES, can_win, legal, self._calls)
+            if status != kv.NEEDS_ROOM:
+                break
+            inner._workspace(budget, 4 * inner._room)
+        self.vcf_calls += int(self._calls[0])
+        self.vct_calls += int(self._calls[1])
+        return can_win, legal
