@@ -1,5 +1,5 @@
 """Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray] [--vct [--model PATH]]
-[--selfplay [--config PATH] [--set SECTION.KEY=VALUE] [--ray-nodes N | --variants]]"""
+[--selfplay [--config PATH] [--set SECTION.KEY=VALUE] [--ray-nodes N | --variants]] [--tactics [--model PATH]]"""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:
 
 
 RAY_NODES = 2  # --ray-nodes: the local Ray cluster of --selfplay, as the tests start it
+DEFAULT_TACTICS_MODEL = ROOT / "models" / "9x9.pt"  # --tactics: the net of its self-play figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +40,11 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: on, off with --quick; needs pip install -e \".[ray]\")")
     parser.add_argument("--vct", action="store_true",
                         help="only the VCT solver's figures: per call at several budgets, per move, per self-play position")
-    parser.add_argument("--model", default=None, help="with --vct: also time moves with this model's net")
+    parser.add_argument("--model", default=None, help="with --vct: also time moves with this model's net; with "
+                        "--tactics: the net of the self-play figures (default models/9x9.pt)")
+    parser.add_argument("--tactics", action="store_true",
+                        help="only the compiled tactics against the reference: per solver call on the calls self-play "
+                        "makes, and self-play positions/s with each, with the net and with a free constant evaluator")
     parser.add_argument("--selfplay", action="store_true",
                         help="only the self-play figures of --config: the process pool, then Ray actors")
     parser.add_argument("--config", default=None, help="with --selfplay: the run config (default: the defaults, 9x9)")
@@ -56,8 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--set needs --selfplay (it changes the config of the self-play figures)")
     if args.ray_nodes < 0:
         parser.error(f"--ray-nodes must be 0 (no Ray figure) or more, got {args.ray_nodes}")
-    if args.model is not None and not args.vct:
-        parser.error("--model needs --vct (it times the VCT figures' moves with its net)")
+    if args.model is not None and not (args.vct or args.tactics):
+        parser.error("--model needs --vct or --tactics (it times their moves with its net)")
+    if args.tactics and (args.search or args.vct or args.selfplay or args.variants or args.ray is not None):
+        parser.error("--tactics goes alone (with --model, --quick, --json)")
+    if args.tactics and args.model is None:
+        args.model = str(DEFAULT_TACTICS_MODEL)
     if not args.selfplay and (args.config is not None or args.ray_nodes != RAY_NODES):
         parser.error("--config and --ray-nodes need --selfplay (the figures of one run config)")
     if (args.search or args.vct) and (args.variants or args.ray is not None):
@@ -108,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
             results.update(run_selfplay(settings, config, 0 if args.ray is False else args.ray_nodes))
     elif args.vct:
         results = run_vct(settings, model=args.model, evaluator=evaluator)
+    elif args.tactics:
+        from gomoku.training.bench_tactics import run_tactics
+
+        results = run_tactics(settings, evaluator, args.model)
     else:
         results = run_all(settings, variants=args.variants)
     if args.json:

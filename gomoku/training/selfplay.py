@@ -18,6 +18,7 @@ from gomoku.game.board import DRAW, Board
 from gomoku.tactics import TacticsConfig, make_rules
 from gomoku.training.config import BoardConfig, SearchSection
 from gomoku.training.messages import SelfPlayGame, SelfPlayResult
+from mcts.game import Rules
 from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,13 @@ GREEDY = 0.0  # temperature meaning "play the most visited move"
 
 class SelfPlayRunner:
     def __init__(self, evaluator: Evaluator, board: BoardConfig, search: SearchSection,
-                 parallel_games: int, rng: np.random.Generator):
+                 parallel_games: int, rng: np.random.Generator, rules: Rules | None = None):
+        """``rules``: the search's rules object (default: ``search``'s, from ``make_rules``)."""
         self.board_config = board
         self.search_section = search
         self.rng = rng
-        rules = make_rules(board.width, board.height, board.n_in_row, TacticsConfig.of(search))
+        if rules is None:
+            rules = make_rules(board.width, board.height, board.n_in_row, TacticsConfig.of(search))
         self.search = BatchedMCTS(evaluator, rules, SearchConfig.of(search, noise=True), n_trees=parallel_games,
                                   rng=rng)
         self.boards = [self._new_board() for _ in range(parallel_games)]

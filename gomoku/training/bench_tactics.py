@@ -1,0 +1,153 @@
+"""The compiled tactics against the reference (``scripts/bench.py --tactics``): the time of one
+solver call on the calls self-play makes, and self-play positions per second with each, once with
+a net and once with a free constant evaluator (what a GPU could reach), in the same run.
+
+The calls are recorded from the reference's own self-play (the default config's search, the net
+given): every VCF and VCT solve its rules ran (cache hits are not solves), the root's defence
+checks included. Each is then timed with both solvers, whose answers must agree. Self-play runs
+the same seeded games with both (their answers agree, so the games do too: the bench checks that
+they made the same moves).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gomoku.tactics import REFERENCE, COMPILED, TacticsConfig, solvers
+from gomoku.tactics.geometry import Geometry
+from gomoku.tactics.rules import FreestyleRules
+from gomoku.tactics.threats import VcfSolver
+from gomoku.tactics.vct import VctSolver
+from gomoku.training.bench_common import BenchSettings, machine
+from gomoku.training.config import Config
+from gomoku.training.selfplay import SelfPlayRunner
+from mcts import UniformEvaluator
+
+MAX_CALLS = 4000  # recorded solver calls timed (evenly spaced when self-play made more)
+CALL_REPEATS = 3  # each call timed this many times with each solver (the median kept)
+
+
+@dataclass(frozen=True)
+class SolverCall:
+    """One solve a search ran: the solver kind ("vcf" or "vct"), the position, the attacker."""
+
+    kind: str
+    cells: np.ndarray
+    attacker: int
+    max_nodes: int
+
+
+def _recording(base: type, kind: str, calls: list[SolverCall]) -> type:
+    class Recording(base):
+        def solve(self, cells, attacker, max_nodes=None):
+            calls.append(SolverCall(kind, np.array(cells, dtype=np.int8), attacker, max_nodes or self.max_nodes))
+            return super().solve(cells, attacker, max_nodes)
+    return Recording
+
+
+class TimedEvaluator:
+    """An evaluator that adds up the time its calls take (``seconds``)."""
+
+    def __init__(self, evaluator):
+        self.evaluator = evaluator
+        self.seconds = 0.0
+
+    def evaluate_batch(self, planes, legal):
+        start = time.perf_counter()
+        try:
+            return self.evaluator.evaluate_batch(planes, legal)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def _runner(config: Config, evaluator, kind: str, calls: list[SolverCall] | None = None) -> SelfPlayRunner:
+    search = replace(config.search, tactics=kind)
+    rules = None
+    if calls is not None:
+        b = config.board
+        rules = FreestyleRules(Geometry(b.width, b.height, b.n_in_row), TacticsConfig.of(search),
+                               solvers=(_recording(VcfSolver, "vcf", calls), _recording(VctSolver, "vct", calls)))
+    return SelfPlayRunner(evaluator, config.board, search, config.selfplay.parallel_games,
+                          np.random.default_rng(config.seed), rules=rules)
+
+
+def selfplay_rate(config: Config, evaluator, kind: str, games: int, calls: list[SolverCall] | None = None) -> dict:
+    """Positions per second of ``games`` finished games (``parallel_games`` at once) with the
+    tactics ``kind``; the share of the time in the evaluator; the moves made (to compare runs)."""
+    timed = TimedEvaluator(evaluator)
+    runner = _runner(config, timed, kind, calls)
+    start = time.perf_counter()
+    result = runner.play(games)
+    seconds = time.perf_counter() - start
+    return {"positions_per_s": result.moves / seconds, "seconds": seconds, "positions": result.moves,
+            "net_share": timed.seconds / seconds,
+            "moves": [tuple(board.moves) for board in runner.boards] + [g.moves for g in result.games]}
+
+
+def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> dict:
+    """Per call, the median of CALL_REPEATS timings with each solver kind; the answers compared."""
+    s = config.search
+    made = {kind: dict(zip(("vcf", "vct"), (vcf(geometry, s.vcf_nodes), vct(geometry, s.vct_nodes, s.vcf_nodes))))
+            for kind, (vcf, vct) in ((k, solvers(k)) for k in (REFERENCE, COMPILED))}
+    for call in calls[:2]:  # compile (or load the kernels' cache) before the clock starts
+        made[COMPILED][call.kind].solve(call.cells, call.attacker, call.max_nodes)
+    times = {REFERENCE: [], COMPILED: []}
+    mismatches = 0
+    for call in calls:
+        answers = []
+        for kind in (REFERENCE, COMPILED):
+            solver = made[kind][call.kind]
+            spent = []
+            for _ in range(CALL_REPEATS):
+                start = time.perf_counter()
+                answer = solver.solve(call.cells, call.attacker, call.max_nodes)
+                spent.append(time.perf_counter() - start)
+            times[kind].append(statistics.median(spent))
+            answers.append(answer)
+        mismatches += answers[0] != answers[1]
+    ms = {kind: 1e3 * np.asarray(values) for kind, values in times.items()}
+    return {"calls": len(calls), "vcf_calls": sum(c.kind == "vcf" for c in calls),
+            "vct_calls": sum(c.kind == "vct" for c in calls), "mismatches": mismatches,
+            **{f"{kind}_ms_{stat}": float(getattr(np, stat)(ms[kind])) for kind in ms for stat in ("median", "mean", "max")},
+            "per_call_speedup_median": float(np.median(ms[REFERENCE] / ms[COMPILED]))}
+
+
+def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Config | None = None) -> dict:
+    """The figures of ``scripts/bench.py --tactics`` (``evaluator``: the net of ``model``)."""
+    config = config or Config()
+    geometry = Geometry(config.board.width, config.board.height, config.board.n_in_row)
+    results: dict = {"machine": machine(), "settings": s.__dict__.copy(), "model": model,
+                     "search": {k: getattr(config.search, k) for k in ("n_playout", "vcf_nodes", "vct_nodes")},
+                     "parallel_games": config.selfplay.parallel_games}
+    calls: list[SolverCall] = []
+    runs = {}
+    for name, net in (("net", evaluator), ("free", UniformEvaluator())):
+        for kind in (REFERENCE, COMPILED):
+            runs[name, kind] = selfplay_rate(config, net, kind, s.selfplay_games,
+                                             calls if (name, kind) == ("net", REFERENCE) else None)
+            log(f"self-play, {name:4s} evaluator, {kind:9s} tactics: {runs[name, kind]['positions_per_s']:7.2f} "
+                f"positions/s ({runs[name, kind]['positions']} positions, {runs[name, kind]['seconds']:.0f} s, "
+                f"the evaluator {100 * runs[name, kind]['net_share']:.0f}% of it)")
+        results[f"selfplay_{name}"] = {kind: {k: v for k, v in runs[name, kind].items() if k != "moves"}
+                                       for kind in (REFERENCE, COMPILED)}
+        results[f"selfplay_{name}"]["same_games"] = runs[name, REFERENCE]["moves"] == runs[name, COMPILED]["moves"]
+    timed = calls[::max(1, len(calls) // MAX_CALLS)][:MAX_CALLS]
+    per_call = time_calls(timed, geometry, config)
+    results["per_call"] = per_call
+    log(f"per solver call ({per_call['calls']} of the {len(calls)} self-play made: {per_call['vcf_calls']} VCF, "
+        f"{per_call['vct_calls']} VCT): reference {per_call['reference_ms_median']:.3f} ms median, "
+        f"{per_call['reference_ms_max']:.1f} max; compiled {per_call['compiled_ms_median']:.4f} ms median, "
+        f"{per_call['compiled_ms_max']:.2f} max; {per_call['mismatches']} different answers")
+    rate = lambda name, kind: runs[name, kind]["positions_per_s"]
+    results.update(
+        tactics_speedup=per_call["reference_ms_median"] / per_call["compiled_ms_median"],
+        selfplay_speedup=rate("net", COMPILED) / rate("net", REFERENCE),
+        free_net_selfplay_speedup=rate("free", COMPILED) / rate("free", REFERENCE),
+        net_share=runs["net", COMPILED]["net_share"])
+    log(f"tactics_speedup {results['tactics_speedup']:.1f}, selfplay_speedup {results['selfplay_speedup']:.2f}, "
+        f"free_net_selfplay_speedup {results['free_net_selfplay_speedup']:.2f}, net_share {results['net_share']:.2f}")
+    return results
