@@ -3,7 +3,9 @@ Python search, its classical players and VCF solver against the Python ones (all
 whole game in a headless Chromium played by clicks."""
 
 import dataclasses
+import errno
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,6 +121,40 @@ def test_export_script(tmp_path, capsys):
     small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
     assert script.main([str(small), "--out", str(tmp_path / "bad")]) == 2
     assert "the page plays 9x9 only" in capsys.readouterr().err
+
+
+def test_export_refuses_a_folder_of_other_files_unless_forced(tmp_path, capsys):
+    """export_web --out DIR overwrote the index.html of a folder it had not written."""
+    script = load_script("export_web")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "index.html").write_text("my own page")
+    assert script.main([str(MODEL), "--out", str(mine)]) == 2
+    assert _last_error_line(capsys) == (f"error: {mine} already holds index.html and no site of ours: give a new or "
+                                        "empty folder, or --force to replace those files")
+    assert sorted(p.name for p in mine.iterdir()) == ["index.html"] and (mine / "index.html").read_text() == "my own page"
+    assert script.main([str(MODEL), "--out", str(mine), "--force"]) == 0
+    assert "my own page" not in (mine / "index.html").read_text()
+    assert script.main([str(MODEL), "--out", str(mine)]) == 0  # an earlier export of ours is replaced
+    capsys.readouterr()
+
+
+def test_a_full_disk_leaves_the_previous_site_as_it_was(tmp_path, monkeypatch):
+    """A full disk in the middle of an export left a partial site: new weights, the old model.json."""
+    from gomoku.web.export import write_site
+
+    site = write_site({"format": "gomoku-zero-web/1", "version": 1}, b"old weights", tmp_path / "site")
+    before = {p.name: p.read_bytes() for p in site.iterdir()}
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)  # model.json, after weights.bin
+    with pytest.raises(ExportError, match=f"^cannot write the site into {re.escape(str(site))}: No space left on device$"):
+        write_site({"format": "gomoku-zero-web/1", "version": 2}, b"new weights", site)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in site.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no temp folder left beside it
 
 
 def _last_error_line(capsys) -> str:
