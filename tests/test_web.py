@@ -979,3 +979,23 @@ def test_a_plain_kill_stops_play_web_as_ctrl_c_does(tmp_path, monkeypatch, capsy
     assert capsys.readouterr().out.splitlines()[-1] == "stopped"
     assert [p for p in tmp_path.iterdir() if p.name.startswith("gomoku-web-")] == []  # the folder went
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+@pytest.mark.parametrize("failure", ["returns False", "raises"])
+def test_play_web_says_so_when_it_cannot_open_a_browser(monkeypatch, capsys, failure):
+    """play.py --web said nothing when no browser could be opened (a server, no display)."""
+    import webbrowser
+
+    from gomoku.web.browser import open_browser_at
+
+    def no_browser(url, *args, **kwargs):
+        if failure == "raises":
+            raise webbrowser.Error("could not locate runnable browser")
+        return False
+
+    monkeypatch.setattr(webbrowser, "open", no_browser)
+    assert open_browser_at("http://127.0.0.1:8123/") is False
+    assert capsys.readouterr().out == ("could not open a browser here: open http://127.0.0.1:8123/ in one (on this "
+                                       "machine, or over an SSH tunnel)\n")
+    monkeypatch.setattr(webbrowser, "open", lambda url, *args, **kwargs: True)
+    assert open_browser_at("http://127.0.0.1:8123/") is True and capsys.readouterr().out == ""
