@@ -367,3 +367,51 @@ def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs
     assert script.default_run_dir("configs/9x9.yaml") == Path("runs/9x9")
     monkeypatch.chdir(tmp_path)
     assert script.default_run_dir("configs/9x9.yaml") == root / "runs" / "9x9"
+
+
+def test_a_lock_file_that_is_a_folder_is_one_line_naming_it(tmp_path, train):
+    """train.lock as a folder: "[Errno 21] Is a directory"."""
+    run = tmp_path / "R"
+    (run / "train.lock").mkdir(parents=True)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+    assert code == 2 and err == [f"error: {run / 'train.lock'} is not a regular file (a folder?): remove it, or "
+                                 "train in another --run-dir"]
+
+
+class _FullDiskHandle:
+    """An open file whose writes fail as on a full disk (everything else is the real file's)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+
+def test_a_full_disk_at_the_start_of_a_run_names_the_file(tmp_path, train, monkeypatch):
+    """Training on a full disk, leaving only train.lock, said "[Errno 28] No space left on device"
+    with no path: the lock's PID, and config.yaml, were written outside ``writing``."""
+    import builtins
+
+    import gomoku.training.rundir as rundir
+
+    run = tmp_path / "R"
+    monkeypatch.setattr(rundir, "open", lambda *args, **kwargs: _FullDiskHandle(builtins.open(*args, **kwargs)),
+                        raising=False)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+    assert code == 1 and err == [f"error: cannot write {run / 'train.lock'}: No space left on device; free some "
+                                 "space and run again"]
+    monkeypatch.undo()
+
+    def config_on_a_full_disk(path, write, before_replace=None):
+        if Path(path).name == "config.yaml":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        atomic_write(path, write, before_replace)
+
+    monkeypatch.setattr(pipeline_module, "atomic_write", config_on_a_full_disk)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "S"), "--no-progress")
+    assert code == 1 and len(err) == 1 and err[0].startswith(
+        f"error: cannot write {tmp_path / 'S' / 'config.yaml'}: No space left on device")

@@ -215,7 +215,8 @@ class TrainPipeline:
         data = (config or self.config).to_dict()
         if data != self._config_on_disk:
             text = yaml.safe_dump(data, sort_keys=False).encode()
-            atomic_write(self.run_dir / CONFIG, lambda handle: handle.write(text))
+            with writing(self.run_dir / CONFIG):
+                atomic_write(self.run_dir / CONFIG, lambda handle: handle.write(text))
             self._config_on_disk = data
 
     def _load(self, payload: dict) -> None:

@@ -89,7 +89,13 @@ class RunLock:
     def acquire(self) -> None:
         if self._handle is not None:
             return
-        handle = open(self.path, "a+")  # not "w": the holder's PID must survive our attempt
+        if self.path.exists() and not self.path.is_file():  # open() said "[Errno 21] Is a directory"
+            raise ValueError(f"{self.path} is not a regular file (a folder?): remove it, or train in another "
+                             "--run-dir")
+        try:
+            handle = open(self.path, "a+")  # not "w": the holder's PID must survive our attempt
+        except OSError as error:
+            raise RunWriteError(f"cannot open the run's lock file {self.path}: {error.strerror or error}") from None
         try:
             _lock(handle)
         except OSError:
@@ -97,10 +103,17 @@ class RunLock:
             text = handle.read().strip()
             handle.close()
             raise RunLockedError(self.run_dir, int(text) if text.isdigit() else None) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
+        except OSError as error:  # a full disk: "[Errno 28] No space left on device", with no path
+            handle.close()
+            failure = RunWriteError(f"cannot write {self.path}: {error.strerror or error}"
+                                    + ("; free some space and run again" if error.errno == errno.ENOSPC else ""))
+            failure.errno = error.errno
+            raise failure from None
         self._handle = handle
 
     def release(self) -> None:
