@@ -415,3 +415,11 @@ def test_a_full_disk_at_the_start_of_a_run_names_the_file(tmp_path, train, monke
     code, _, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "S"), "--no-progress")
     assert code == 1 and len(err) == 1 and err[0].startswith(
         f"error: cannot write {tmp_path / 'S' / 'config.yaml'}: No space left on device")
+
+
+def test_an_empty_config_does_not_start_a_default_run(tmp_path, train):
+    """train.py --config /dev/null started a full default run."""
+    code, _, err = train("--config", "/dev/null", "--run-dir", str(tmp_path / "R"), "--no-progress")
+    assert code == 2 and err == ["error: /dev/null: the config is empty (expected a mapping of sections, as "
+                                 "configs/9x9.yaml)"]
+    assert not (tmp_path / "R").exists()
