@@ -184,9 +184,9 @@ def test_the_end_estimate_under_a_time_limit_counts_whole_iterations():
     where[0] = (104.0, 16, 1)
     assert progress.eta()[1] == 104.0  # 16 s left: one more iteration of 104 s
     progress = RunProgress(lambda: where[0], 400, RunTarget(1200, 300.0))  # a session resumed there
-    assert progress.eta() == (None, None)  # no iteration of this session yet: nothing to go on
+    assert progress.eta() == ((400 - 16) * 6.5, 208.0)  # at the run's pace: 196 s left, two iterations
     where[0] = (208.0, 32, 2)
-    assert progress.eta()[1] == 104.0  # 92 s left at 104 s an iteration (this session's: 1 of them)
+    assert progress.eta()[1] == 104.0  # 92 s left at 104 s an iteration
     where[0] = (310.0, 48, 3)
     assert progress.eta()[1] == 0.0  # past the limit: this iteration was the last
 
@@ -423,3 +423,19 @@ def test_an_empty_config_does_not_start_a_default_run(tmp_path, train):
     assert code == 2 and err == ["error: /dev/null: the config is empty (expected a mapping of sections, as "
                                  "configs/9x9.yaml)"]
     assert not (tmp_path / "R").exists()
+
+
+def test_the_estimate_does_not_jump_on_resume():
+    """3:10 h to go at 144 games, 4:34 h at 160 after a resume at the same speed: the first iteration
+    of the new session (with an evaluation in it) was its whole pace. The run's pace goes on."""
+    from gomoku.training.progress import RunProgress
+
+    target = RunTarget(3200)
+    where = [(0.0, 0, 0)]
+    before = RunProgress(lambda: where[0], 50, target)
+    where[0] = (9000.0, 144, 9)  # the session that was stopped
+    stopped_at = before.eta()
+    resumed = RunProgress(lambda: where[0], 50, target)
+    assert resumed.eta() == stopped_at == ((150 - 144) * 9000 / 144, (3200 - 144) * 9000 / 144)
+    where[0] = (9000.0 + 1500.0, 160, 10)  # one slow iteration: 16 games and an evaluation
+    assert resumed.eta()[1] == (3200 - 160) * 10500 / 160  # not at 1500 s / 16 games
