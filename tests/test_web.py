@@ -999,3 +999,34 @@ def test_play_web_says_so_when_it_cannot_open_a_browser(monkeypatch, capsys, fai
                                        "machine, or over an SSH tunnel)\n")
     monkeypatch.setattr(webbrowser, "open", lambda url, *args, **kwargs: True)
     assert open_browser_at("http://127.0.0.1:8123/") is True and capsys.readouterr().out == ""
+
+
+def test_a_click_on_a_stone_or_after_the_end_says_why_on_the_page(site):
+    """A click on an occupied point gave no feedback on the page (the window says "E5 is taken")."""
+    five = [0, 9, 1, 10, 2, 11, 3, 12, 4]  # Black's line on the top row
+    answers = run_node(site, {"clicks": [{"moves": [40], "move": 40}, {"moves": [40, 30], "move": 30},
+                                         {"moves": [40], "move": 41}, {"moves": [112], "move": 112, "size": 15},
+                                         {"moves": five, "move": 80}]})["clicks"]
+    assert answers[:4] == [f"{format_point(Board(), 40)} is taken: pick an empty point.",
+                           f"{format_point(Board(), 30)} is taken: pick an empty point.", None,
+                           f"{format_point(Board(15, 15), 112)} is taken: pick an empty point."]
+    assert answers[4].startswith("The game is over")
+    app = (site / "app.js").read_text()
+    assert "G.clickProblem(state.board, move)" in app and "flash(problem)" in app  # the page says it
+
+
+@needs_chromium
+def test_a_click_on_a_stone_shows_a_status_message_in_the_page(site):
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    with StaticServer(site) as server, Chromium() as browser:
+        page = Page(browser, server.url)
+        page.select("opponent", "minimax:2")
+        page.click_button("new-game")
+        page.wait_state("human")
+        page.click_point(40)
+        browser.wait_for("document.body.dataset.moves.split(',').length === 2")
+        page.wait_state("human")
+        page.click_point(40)
+        assert page.status() == f"{format_point(Board(), 40)} is taken: pick an empty point."
+        assert len(page.moves()) == 2
