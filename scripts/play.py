@@ -78,9 +78,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--first", choices=("human", "ai"),
                         help="who plays Black and moves first (default: human, or as in --load's file)")
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
-    parser.add_argument("--size", type=int, help=f"board width and height, {MIN_SIZE} to {MAX_SIZE}; the model must play it "
-                        "(default: --load's, else the model's board, else 9)")
-    parser.add_argument("--n-in-row", type=int, metavar="N", help=f"stones in a row to win, {MIN_N_IN_ROW} to the board size; "
+    parser.add_argument("--size", type=int, help=f"board width and height, {MIN_SIZE} to {MAX_SIZE}; the model "
+                        "must play it (default: --load's, else the model's board, else 9)")
+    parser.add_argument("--n-in-row", type=int, metavar="N",
+                        help=f"stones in a row to win, {MIN_N_IN_ROW} to the board size; "
                         "the model must be trained for it (default: --load's, else the model's, else 5)")
     parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players, minimax)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")

@@ -167,7 +167,8 @@ def test_a_full_disk_names_the_results_file(tmp_path, capsys, monkeypatch):
     from types import SimpleNamespace
 
     monkeypatch.setattr(ablation, "train_variant", lambda *args, **kwargs: None)
-    monkeypatch.setattr(ablation, "run_records", lambda run_dir: [SimpleNamespace(wall_time=60.0, iteration=1, games=4)])
+    record = SimpleNamespace(wall_time=60.0, iteration=1, games=4)
+    monkeypatch.setattr(ablation, "run_records", lambda run_dir: [record])
     monkeypatch.setattr(ablation, "rate_variant", lambda *args, **kwargs: [])
     monkeypatch.setattr(ablation, "selfplay_speed", lambda records: None)
 

@@ -250,4 +250,5 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path, capsys, monkeypatch):
     assert load_script("plot").main([str(run), "--out", str(out)]) == 2
     assert capsys.readouterr().err == f"plot.py: error: cannot write {out}: No space left on device\n"
     monkeypatch.undo()
-    assert out.read_bytes() == b"the previous plot" and sorted(p.name for p in tmp_path.iterdir()) == ["curves.png", "run"]
+    assert out.read_bytes() == b"the previous plot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curves.png", "run"]

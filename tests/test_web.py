@@ -132,7 +132,8 @@ def test_export_refuses_a_folder_of_other_files_unless_forced(tmp_path, capsys):
     assert script.main([str(MODEL), "--out", str(mine)]) == 2
     assert _last_error_line(capsys) == (f"error: {mine} already holds index.html and no site of ours: give a new or "
                                         "empty folder, or --force to replace those files")
-    assert sorted(p.name for p in mine.iterdir()) == ["index.html"] and (mine / "index.html").read_text() == "my own page"
+    assert sorted(p.name for p in mine.iterdir()) == ["index.html"]
+    assert (mine / "index.html").read_text() == "my own page"
     assert script.main([str(MODEL), "--out", str(mine), "--force"]) == 0
     assert "my own page" not in (mine / "index.html").read_text()
     assert script.main([str(MODEL), "--out", str(mine)]) == 0  # an earlier export of ours is replaced
@@ -150,7 +151,8 @@ def test_a_full_disk_leaves_the_previous_site_as_it_was(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(Path, "write_text", full_disk)  # model.json, after weights.bin
-    with pytest.raises(ExportError, match=f"^cannot write the site into {re.escape(str(site))}: No space left on device$"):
+    full = f"^cannot write the site into {re.escape(str(site))}: No space left on device$"
+    with pytest.raises(ExportError, match=full):
         write_site({"format": "gomoku-zero-web/1", "version": 2}, b"new weights", site)
     monkeypatch.undo()
     assert {p.name: p.read_bytes() for p in site.iterdir()} == before

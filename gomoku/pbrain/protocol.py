@@ -3,8 +3,8 @@
 Pure: no players, no threads, no clock. ``parse_line`` turns one raw line from the manager (bytes
 or text) into a record, whatever the line holds: bytes that are not UTF-8, control characters,
 a number that does not parse all come back as records (``Undecodable``, ``Unknown``,
-``Malformed``, ``BadInfo``) for the engine to answer with ``ERROR`` or ``UNKNOWN``; it never raises. Inside a ``BOARD`` or ``SWAP2BOARD`` block
-lines are parsed as stones (``parse_line(..., in_board=True)``).
+``Malformed``, ``BadInfo``) for the engine to answer with ``ERROR`` or ``UNKNOWN``; it never
+raises. Inside a ``BOARD`` or ``SWAP2BOARD`` block lines are parsed as stones (``parse_line(..., in_board=True)``).
 
 Coordinates are 0-based with ``x`` the column and ``y`` the row, so ``move = y * width + x`` as
 on ``Board``. ``rebuild_board`` turns the stones of a BOARD block into a Board with a history.

@@ -180,7 +180,9 @@
    */
   function clickProblem(board, move) {
     if (board.gameEnd()[0]) return "The game is over: New game starts another, Undo takes moves back.";
-    if (board.cells[move] !== 0) return `${formatPoint(move, board.width, board.height)} is taken: pick an empty point.`;
+    if (board.cells[move] !== 0) {
+      return `${formatPoint(move, board.width, board.height)} is taken: pick an empty point.`;
+    }
     return null;
   }
 
