@@ -413,8 +413,8 @@ def test_a_full_disk_at_the_start_of_a_run_names_the_file(tmp_path, train, monke
 
     monkeypatch.setattr(pipeline_module, "atomic_write", config_on_a_full_disk)
     code, _, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "S"), "--no-progress")
-    assert code == 1 and len(err) == 1 and err[0].startswith(
-        f"error: cannot write {tmp_path / 'S' / 'config.yaml'}: No space left on device")
+    assert code == 1 and err == [f"error: cannot write {tmp_path / 'S' / 'config.yaml'}: No space left on device; the "
+                                 "new run was not started (free some space, then run the same command again)"]
 
 
 def test_an_empty_config_does_not_start_a_default_run(tmp_path, train):

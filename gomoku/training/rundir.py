@@ -246,9 +246,10 @@ def _os_error_in(error: BaseException) -> OSError | None:
 
 
 @contextlib.contextmanager
-def writing(path: Path):
+def writing(path: Path, resumable: bool = True):
     """Turn a failed write of ``path`` (an OSError, or torch's RuntimeError over one) into a
-    ``RunWriteError`` naming the file."""
+    ``RunWriteError`` naming the file; ``resumable``: the run has a checkpoint to resume (False
+    while a new run writes its first one)."""
     try:
         yield
     except (OSError, RuntimeError) as error:
@@ -256,7 +257,9 @@ def writing(path: Path):
         if cause is None or isinstance(error, RunWriteError):
             raise
         reason = cause.strerror or str(cause)
-        fix = "free some space, then --resume" if cause.errno == errno.ENOSPC else "then --resume"
-        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration ({fix})")
+        then = "then --resume" if resumable else "then run the same command again"
+        fix = f"free some space, {then}" if cause.errno == errno.ENOSPC else then
+        state = "the run stays at its last saved iteration" if resumable else "the new run was not started"
+        failure = RunWriteError(f"cannot write {path}: {reason}; {state} ({fix})")
         failure.errno = cause.errno
         raise failure from error
