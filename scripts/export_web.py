@@ -40,7 +40,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("model", nargs="?", type=Path, default=REPO_ROOT / SHIPPED_MODEL,
                         help="model or training checkpoint (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "data" / "web",
-                        help="folder to write the site into (default: %(default)s)")
+                        help="folder to write the site into: new, empty, or holding an earlier export "
+                             "(default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="write into a folder that holds other files (index.html... there are replaced)")
     parser.add_argument("--serve", nargs="?", type=int, const=8000, metavar="PORT",
                         help="serve the site on localhost after the export (default port 8000) and open a browser")
     parser.add_argument("--bench", type=int, metavar="MOVES",
@@ -120,7 +123,7 @@ def screenshot(site: Path, path: Path) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        site = export_site(args.model, args.out)
+        site = export_site(args.model, args.out, args.force)
     except ExportError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -34,6 +34,7 @@ except ImportError:  # run as a plain script from a checkout: make the repo root
 
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_positive_number  # noqa: E402
 from gomoku.ui.ai import AI_SPECS_HELP  # noqa: E402  (no pygame: the window is imported in main)
+from gomoku.ui.session import MAX_SIZE, MIN_N_IN_ROW, MIN_SIZE  # noqa: E402
 from gomoku.ui.sizes import MAX_WINDOW, MIN_WINDOW, parse_window_size  # noqa: E402
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
@@ -77,9 +78,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--first", choices=("human", "ai"),
                         help="who plays Black and moves first (default: human, or as in --load's file)")
     parser.add_argument("--ai-first", action="store_true", help="same as --first ai")
-    parser.add_argument("--size", type=int, help="board width and height, 5 to 26; the model must play it "
-                        "(default: --load's, else the model's board, else 9)")
-    parser.add_argument("--n-in-row", type=int, metavar="N", help="stones in a row to win, 3 to the board size; "
+    parser.add_argument("--size", type=int, help=f"board width and height, {MIN_SIZE} to {MAX_SIZE}; the model "
+                        "must play it (default: --load's, else the model's board, else 9)")
+    parser.add_argument("--n-in-row", type=int, metavar="N",
+                        help=f"stones in a row to win, {MIN_N_IN_ROW} to the board size; "
                         "the model must be trained for it (default: --load's, else the model's, else 5)")
     parser.add_argument("--seconds", type=float, help="cap the AI's thinking time per move (search players, minimax)")
     parser.add_argument("--seed", type=int, help="seed for the AI's random choices")

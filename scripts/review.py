@@ -25,7 +25,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.board import DEFAULT_SIZE, Board  # noqa: E402
-from gomoku.game.review import REVIEW_NODES, Review, Verdict, review_loss  # noqa: E402
+from gomoku.game.review import REVIEW_NODES, Review, Verdict, game_line_problem, review_loss  # noqa: E402
 from gomoku.players import format_point  # noqa: E402
 from gomoku.ui.session import N_IN_ROW, SetupError, parse_game  # noqa: E402  (no pygame)
 
@@ -117,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: Counter[str] = Counter()
     for number, line in enumerate(lines, 1):
         try:
-            if line["result"] != lost or line["forfeit"]:
+            problem = game_line_problem(line)
+            if problem:
+                raise SetupError(problem)
+            if line["result"] != lost or line.get("forfeit"):
                 continue
             if line["width"] != line["height"] or line["n_in_row"] != N_IN_ROW:
                 raise SetupError("review.py reads games of five in a row on a square board")

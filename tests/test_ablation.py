@@ -147,3 +147,37 @@ def test_a_variant_named_dots_is_refused():
         with pytest.raises(ValueError, match="the name must be a letter or digit"):
             Variant.parse(name)
     assert Variant.parse("v1.2 search.vcf=false") == Variant("v1.2", ("search.vcf=false",))
+
+
+def test_a_root_that_is_a_file_is_one_line_naming_it(tmp_path, capsys):
+    """ablate.py --root FILE said "[Errno 17] File exists: ..."."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    common = ["--config", str(SMOKE), "--minutes", "1", "--variant", "x", "--opponent", "random"]
+    assert load_script("ablate").main([*common, "--root", str(afile)]) == 2
+    assert capsys.readouterr().err == f"error: --root {afile} is a file, not a folder\n"
+    assert load_script("ablate").main([*common, "--root", str(afile / "under")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: cannot create --root {afile / 'under'}: ")
+    assert afile.read_text() == "not a folder"
+
+
+def test_a_full_disk_names_the_results_file(tmp_path, capsys, monkeypatch):
+    """A full disk gave "[Errno 28] No space left on device" with no path."""
+    import errno
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(ablation, "train_variant", lambda *args, **kwargs: None)
+    record = SimpleNamespace(wall_time=60.0, iteration=1, games=4)
+    monkeypatch.setattr(ablation, "run_records", lambda run_dir: [record])
+    monkeypatch.setattr(ablation, "rate_variant", lambda *args, **kwargs: [])
+    monkeypatch.setattr(ablation, "selfplay_speed", lambda records: None)
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    root = tmp_path / "ab"
+    assert load_script("ablate").main(["--config", str(SMOKE), "--minutes", "1", "--variant", "x", "--opponent",
+                                       "random", "--root", str(root)]) == 1
+    assert capsys.readouterr().err == f"error: cannot write {root / ablation.RESULTS_FILE}: No space left on device\n"
+    assert list(root.iterdir()) == []

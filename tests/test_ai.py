@@ -101,3 +101,16 @@ def test_a_timed_search_job_counts_its_playouts_without_a_target():
     assert job.live().playouts == job.answer().analysis.playouts > 1
     assert SearchJob(make_player("pure:300", seed=0), Board()).target_playouts() == 300
     assert SearchJob(make_player("pure:300", seed=0, seconds=1.0), Board()).target_playouts() is None
+
+
+@pytest.mark.parametrize("size", [9, 15, 20])
+def test_the_ais_first_move_is_the_centre(size):
+    """On 15x15 the AI opened at L13 (flat priors on an empty board): the first move is the centre."""
+    from gomoku.ui.ai import SearchJob
+
+    board = Board(size, size)
+    for spec in ("random", "pure:50"):
+        job = SearchJob(make_player(spec, seed=1), board)
+        job.start()
+        job.thread.join()
+        assert job.answer().move == board.centre == (size // 2) * size + size // 2, spec

@@ -178,3 +178,20 @@ def test_the_configs_net_bounds_are_the_nets():
 
     assert (config.MAX_CHANNELS, config.MAX_BLOCKS, config.MAX_BOARD) == (
         model.MAX_CHANNELS, model.MAX_BLOCKS, model.MAX_BOARD_SIDE)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("", "the config is empty (expected a mapping of sections, as configs/9x9.yaml)"),
+    ("# only a comment\n", "the config is empty (expected a mapping of sections, as configs/9x9.yaml)"),
+    ("- a\n- list\n", "expected a mapping of sections at the top level, got a YAML list"),
+    ("42\n", "expected a mapping of sections at the top level, got a YAML int"),
+])
+def test_an_empty_or_non_mapping_config_is_an_error_naming_the_file(tmp_path, text, problem):
+    """--config /dev/null started a full default run."""
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: {problem}"
+    with pytest.raises(ConfigError, match="^/dev/null: the config is empty"):
+        load_config("/dev/null")

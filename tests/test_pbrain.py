@@ -5,6 +5,7 @@ Every read has a timeout, so a hung engine fails a test instead of hanging the s
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import queue
@@ -218,11 +219,12 @@ def test_malformed_input_is_answered_and_survived(engine_factory):
     assert engine.ask("BOARD", "1,1,7", "DONE").startswith("ERROR")
     assert engine.ask("BOARD", "1,1", "DONE").startswith("ERROR")
     assert engine.ask("BOARD", "10,1,2", "DONE").startswith("ERROR")
-    # INFO gets no answer at all: unknown keys, the ignored ones, malformed values (logged).
+    # A good INFO gets no answer at all: unknown keys, the ignored ones; a malformed value is refused.
     engine.send("INFO evaluate 3,4", "INFO folder /tmp", "INFO some_future_key 1", "INFO max_memory 83886080",
-                "INFO game_type 0", "INFO timeout_match 0", "INFO time_left 100000", "INFO timeout_turn soon",
-                "INFO")
+                "INFO game_type 0", "INFO timeout_match 0", "INFO time_left 100000")
     assert engine.ask("ABOUT") == ABOUT
+    assert engine.ask("INFO timeout_turn soon").startswith("ERROR INFO timeout_turn expects an integer")
+    assert engine.ask("INFO").startswith("ERROR INFO without a key")
     # Still playing the same game.
     board.do_move(0)
     parse_move(board, engine.ask("TURN 0,0"))
@@ -571,16 +573,18 @@ def test_answers_by_the_hard_deadline_when_a_round_overruns():
     """Past the hard deadline the engine answers from the round's statistics so far, leaving the
     round running (its clock is fake: the move was received 1 s ago, the turn is 300 ms)."""
     out: list[str] = []
+    now = [0.0]
     engine = PbrainEngine(EngineOptions(player_spec="random", shortcuts=False, report=False),
-                          write=out.append, clock=lambda: 0.0)
+                          write=out.append, clock=lambda: now[0])
     engine.handle_line("START 9")
     slow = engine.player = SlowRounds()
     engine.handle_line("INFO timeout_turn 300")
-    engine.handle_line("BEGIN", received_at=-1.0)
+    now[0] = 1.0
+    engine.handle_line("TURN 8,8", received_at=0.0)
     assert out[-1] == "0,0", out  # the round's best move, answered while the round runs on
     assert engine._search_thread is not None and engine._search_thread.is_alive()
     slow.release.set()  # the next command waits for the round left running, then goes on
-    engine.handle_line("TURN 8,8")
+    engine.handle_line("TURN 8,7")
     assert out[-1] == "1,0"
 
 
@@ -737,18 +741,22 @@ def test_a_decided_move_stops_the_search_early(random_model):
 
 
 # ---------------------------------------------------------------------------- INFO, blocks, END, limits
-def test_info_is_never_answered(caplog):
-    """A manager reads nothing after INFO: a bad value is logged and ignored, an unplayable rule
-    refuses the moves asked for under it (a BOARD too, leaving the position as it was)."""
+def test_info_is_answered_only_when_refused(caplog):
+    """A good INFO gets no answer; a bad value is answered ERROR and the previous value kept; an
+    unplayable rule refuses the moves asked for under it (a BOARD too, leaving the position as it was)."""
     out: list[str] = []
     engine = PbrainEngine(EngineOptions(player_spec="random", seed=1), write=out.append)
     engine.handle_line("START 9")
-    for line in ("INFO rule 1", "INFO rule 4", "INFO timeout_turn 1000ms", "INFO time_left soon", "INFO",
-                 "INFO max_memory 1e9", "INFO rule \u0661"):
+    for line in ("INFO rule 1", "INFO rule 4"):
         assert engine.handle_line(line) is True
     assert out == ["OK"]
+    bad = ("INFO timeout_turn 1000ms", "INFO time_left soon", "INFO", "INFO max_memory 1e9", "INFO rule \u0661")
+    for line in bad:  # refused: ERROR, and the previous value kept
+        assert engine.handle_line(line) is True
+    assert len(out) == 1 + len(bad) and all(line.startswith("ERROR ") for line in out[1:])
     assert engine.rule == 4 and engine.timeout_turn is None and engine.time_left is None and engine.max_memory is None
-    assert "INFO timeout_turn expects an integer, got '1000ms': ignored" in caplog.text
+    assert "INFO timeout_turn expects an integer, got '1000ms'; the previous value is kept" in caplog.text
+    del out[1:]
     engine.handle_line("BEGIN")
     assert out[-1] == "ERROR rule 4 (renju) is not supported; send INFO rule 0"
     for line in ("BOARD", "4,4,2", "DONE"):
@@ -783,14 +791,125 @@ def serve_bytes(script: bytes, engine: PbrainEngine) -> list[str]:
     return stdout.getvalue().decode("ascii").splitlines()
 
 
-def test_nothing_is_written_after_end():
+class LiveServe:
+    """``serve`` on a pipe that stays open: lines are sent one at a time, answers read as they come."""
+
+    def __init__(self, engine: PbrainEngine):
+        read_end, self._write_end = os.pipe()
+        self.engine = engine
+        self.answers: queue.Queue[str] = queue.Queue()
+        self._stdin = os.fdopen(read_end, "rb")
+        self.thread = threading.Thread(target=serve, args=(engine, self._stdin, self), daemon=True)
+        self.thread.start()
+
+    def write(self, data: bytes) -> None:  # serve()'s stdout
+        for line in data.decode("ascii").splitlines():
+            self.answers.put(line)
+
+    def flush(self) -> None:
+        pass
+
+    def send(self, line: str) -> None:
+        os.write(self._write_end, line.encode() + b"\n")
+
+    def read(self, skip_messages: bool = True) -> str:
+        while True:
+            line = self.answers.get(timeout=READ_TIMEOUT)
+            if not (skip_messages and line.startswith("MESSAGE")):
+                return line
+
+    def close(self) -> list[str]:
+        """End the input; the answers not read yet."""
+        os.close(self._write_end)
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive(), "serve did not return"
+        self._stdin.close()
+        return list(self.answers.queue)
+
+
+def test_nothing_is_written_after_an_end_that_came_during_the_search():
     """A search that only END can stop (far more playouts than any machine makes) is not answered
-    once END came; at the mere end of input it is."""
+    once END came while it ran."""
     options = EngineOptions(player_spec=f"pure:{UNREACHABLE_PLAYOUTS}", seed=1, report=True)
-    assert serve_bytes(b"START 9\nBEGIN\nEND\n", PbrainEngine(options)) == ["OK"]
-    answers = serve_bytes(b"START 9\nBEGIN\n", PbrainEngine(options))
-    assert answers[0] == "OK" and answers[1].startswith("MESSAGE") and len(answers) == 3
-    parse_move(Board(), answers[2])
+    live = LiveServe(PbrainEngine(options))
+    live.send("START 9")
+    assert live.read() == "OK"
+    searching = threading.Event()
+    player = live.engine.player
+    analyse = player.analyse
+    player.analyse = lambda *args, **kwargs: (searching.set(), analyse(*args, **kwargs))[1]
+    live.send("TURN 4,4")
+    assert searching.wait(READ_TIMEOUT)
+    live.send("END")
+    assert live.close() == []
+
+
+@pytest.mark.parametrize("ending", [b"END\n", b""])
+def test_commands_read_before_end_are_answered_in_full(ending):
+    """``START 9``, ``BEGIN``, ``END`` piped in at once: BEGIN is answered (its move was not written
+    when END had been read before it was handled); so is a TURN whose search only END (or the end
+    of input) would stop: it searches for ENDING_SECONDS."""
+    options = EngineOptions(player_spec=f"pure:{UNREACHABLE_PLAYOUTS}", seed=1)
+    assert serve_bytes(b"START 9\nBEGIN\n" + ending, PbrainEngine(options)) == ["OK", "4,4"]
+    engine = PbrainEngine(dataclasses.replace(options, report=True))
+    answers = serve_bytes(b"START 9\nTURN 4,4\n" + ending, engine)
+    assert answers[0] == "OK" and len(answers) == 3, answers
+    assert re.fullmatch(r"MESSAGE \d+ playouts in \d+ ms, value [-+]\d\.\d\d", answers[1])
+    assert engine.player.last_result.playouts > 0
+    parse_move(Board.from_moves([40]), answers[2])
+
+
+def test_a_turns_clock_starts_when_the_engine_can_search(monkeypatch):
+    """A TURN read while START was still loading (a piped game) has its whole time to search:
+    its clock started when START was answered, not when the line was read."""
+    options = EngineOptions(player_spec=f"pure:{UNREACHABLE_PLAYOUTS}", seed=1, report=True)
+    live = LiveServe(PbrainEngine(options))
+    slow_start = threading.Event()
+    monkeypatch.setattr(engine_module, "freeze_loaded_objects", lambda: slow_start.wait(READ_TIMEOUT))
+    live.send("START 9")
+    live.send("INFO timeout_turn 300")
+    live.send("TURN 4,4")  # all read while START is still busy: a turn's time passes before it is handled
+    while live.engine.stop_event is None or live.engine.stop_event.taken < 1:
+        time.sleep(0.01)  # until START is taken up...
+    time.sleep(0.5)  # ...and longer than the turn's time
+    slow_start.set()
+    assert live.read() == "OK"
+    report = live.read(skip_messages=False)
+    assert re.fullmatch(r"MESSAGE \d+ playouts in \d+ ms, value [-+]\d\.\d\d", report), report
+    parse_move(Board.from_moves([40]), live.read())
+    live.close()
+
+
+def test_info_out_of_range_is_refused_and_the_previous_value_kept():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random"), write=out.append)
+    engine.handle_line("INFO timeout_turn 1000")
+    for key in ("timeout_turn", "timeout_match", "max_memory", "rule", "game_type"):
+        assert engine.handle_line(f"INFO {key} -5") is True
+        assert out[-1] == f"ERROR INFO {key} must be at least 0, got -5; the previous value is kept"
+    assert engine.timeout_turn == 1000 and engine.timeout_match is None and engine.max_memory is None
+    assert engine.rule == 0 and engine.game_type is None
+    assert engine.handle_line("INFO time_left -5") is True and len(out) == 5  # a manager may report an overrun
+
+
+def test_end_with_an_argument_is_refused_and_the_engine_goes_on():
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random"), write=out.append)
+    for line in ("END x", "BEGIN now", "ABOUT please"):
+        assert engine.handle_line(line) is True
+    word = line.split()[1]
+    assert out[0] == "ERROR END takes no argument, got 'x'" and out[2] == f"ERROR ABOUT takes no argument, got {word!r}"
+    assert serve_bytes(b"END x\nABOUT\n", PbrainEngine(EngineOptions(player_spec="random")))[-1] == ABOUT
+
+
+@pytest.mark.parametrize(("size", "centre"), [(9, "4,4"), (15, "7,7"), (20, "10,10")])
+def test_the_first_move_of_a_game_is_the_centre(size, centre):
+    """START 20 + BEGIN played 4,14 (and 15x15 opened at L13): flat priors on an empty board."""
+    out: list[str] = []
+    engine = PbrainEngine(EngineOptions(player_spec="random", seed=3), write=out.append)
+    for line in (f"START {size}", "BEGIN"):
+        engine.handle_line(line)
+    assert out == ["OK", centre] and Board(size, size).centre == engine.board.moves[0]
 
 
 def test_end_without_a_net_does_not_import_torch():
@@ -815,8 +934,7 @@ def test_huge_info_numbers_are_capped():
     engine.handle_line(f"INFO timeout_turn {huge}")
     engine.handle_line(f"INFO time_left {huge}")
     assert engine.time_limit(Board()) == engine_module.MAX_LIMIT
-    engine.handle_line(f"INFO timeout_turn -{huge}")  # no turn limit; time_left runs out
-    engine.handle_line(f"INFO time_left -{huge}")
+    engine.handle_line(f"INFO time_left -{huge}")  # time_left runs out (a negative one is taken)
     assert engine.think_seconds(Board()) == engine_module.MIN_THINK
     assert out == ["OK"]
 

@@ -219,3 +219,36 @@ def test_huge_values_and_damaged_lines_are_skipped_and_named(tmp_path, caplog):
     assert "kl: 1 value(s) beyond 1e+15 not drawn" in caplog.text
     loss = lines(build_figure(load_metrics(tmp_path)).get_axes()[0], "loss")[0]
     assert len(loss.get_xdata()) == 40 - 3 - 2  # no training in the first 3 records, 2 too large
+
+
+def test_out_that_is_not_a_regular_file_is_refused(tmp_path, capsys):
+    """plot.py RUN --out /dev/null wrote /dev/null.png and said so, exit 0."""
+    run = tmp_path / "run"
+    write_metrics(run, synthetic_records(4))
+    fifo = tmp_path / "pipe.png"
+    os.mkfifo(fifo)
+    for out in ("/dev/null", str(fifo)):
+        assert load_script("plot").main([str(run), "--out", out]) == 2
+        assert capsys.readouterr().err == f"plot.py: error: {out}: not a regular file or a folder; give a .png file " \
+                                          "or a folder\n"
+    assert not Path("/dev/null.png").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["pipe.png", "run"]
+
+
+def test_a_full_disk_is_one_line_naming_the_file(tmp_path, capsys, monkeypatch):
+    """A full disk gave "[Errno 28] No space left on device" with no path, and left a partial PNG."""
+    import errno
+
+    run = tmp_path / "run"
+    write_metrics(run, synthetic_records(4))
+    out = tmp_path / "curves.png"
+    out.write_bytes(b"the previous plot")
+
+    def full_disk(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    assert load_script("plot").main([str(run), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"plot.py: error: cannot write {out}: No space left on device\n"
+    monkeypatch.undo()
+    assert out.read_bytes() == b"the previous plot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curves.png", "run"]

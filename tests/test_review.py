@@ -144,3 +144,21 @@ def test_the_script_says_which_of_games_file_and_moves_is_wrong(tmp_path, capsys
         with pytest.raises(SystemExit) as exit_:
             script.main(argv)
         assert exit_.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(f": error: {message}")
+
+
+GAME_LINE = {"player": "random", "opponent": "heuristic", "game": 1, "width": 9, "height": 9, "n_in_row": 5,
+             "player_colour": "black", "result": "loss", "plies": 10, "moves": LET_IN_GAME, "forfeit": None}
+
+
+@pytest.mark.parametrize(("edited", "problem"), [
+    ({**GAME_LINE, "moves": LET_IN_GAME.split(",")}, "'moves' is a list, not a string"),  # was "'list' object has
+    ({**GAME_LINE, "player_colour": "purple"}, "'player_colour' is 'purple', not black or white"),  # no attribute..."
+    ({k: v for k, v in GAME_LINE.items() if k != "moves"}, "no 'moves'"),  # was "('moves')"
+    ({**GAME_LINE, "width": True}, "'width' is a boolean, not an integer"),
+    ([GAME_LINE], "a JSON list, not an object"),
+])
+def test_a_bad_games_line_is_one_line_naming_its_key(tmp_path, capsys, edited, problem):
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(edited) + "\n")
+    assert load_script("review").main([str(games)]) == 2
+    assert capsys.readouterr().err == f"error: {games}, line 1: not a game of evaluate.py --games-out ({problem})\n"

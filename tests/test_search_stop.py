@@ -118,15 +118,17 @@ def board_block() -> list[str]:
 
 def test_the_engine_answers_with_its_round_when_the_checks_outlast_the_plan():
     out: list[str] = []
+    now = [0.0]
     engine = PbrainEngine(EngineOptions(player_spec="random", shortcuts=False, report=True), write=out.append,
-                          clock=lambda: 0.0)
+                          clock=lambda: now[0])
     engine.handle_line("START 9")
     player = engine.player = AlphaZeroPlayer(HashEvaluator(), n_playout=None, leaves_per_step=8, seed=0)
     engine.handle_line("INFO timeout_turn 600000")  # plans 540 s, answers by 570 s
     *lines, done = board_block()
     for line in lines:
         engine.handle_line(line)
-    engine.handle_line(done, received_at=-550.0)  # the planned time is up, the hard deadline is not
+    now[0] = 550.0
+    engine.handle_line(done, received_at=0.0)  # the planned time is up, the hard deadline is not
     assert out[-2] == f"MESSAGE {TIMED_ROUND_PLAYOUTS} playouts in 550000 ms, value {player.last_result.value:+.2f}"
     assert set(np.flatnonzero(player.last_result.priors > 0)) == empty_points()
     assert out[-1] == "{},{}".format(*divmod(player.last_result.best_move(), 9)[::-1])
@@ -153,12 +155,14 @@ class NoRound:
 
 def test_with_no_round_by_the_deadline_it_says_so_and_the_next_command_waits_for_it():
     out: list[str] = []
+    now = [0.0]
     engine = PbrainEngine(EngineOptions(player_spec="random", shortcuts=False, report=True), write=out.append,
-                          clock=lambda: 0.0)
+                          clock=lambda: now[0])
     engine.handle_line("START 9")
     slow = engine.player = NoRound()
     engine.handle_line("INFO timeout_turn 200")
-    engine.handle_line("BEGIN", received_at=-1.0)  # the hard deadline has passed
+    now[0] = 1.0
+    engine.handle_line("BEGIN", received_at=0.0)  # the hard deadline has passed
     assert out[-2] == "MESSAGE no search round done in 1000 ms: playing a heuristic move"
     assert out[-1] == "4,4"  # the heuristic's centre
     slow.release.set()

@@ -184,9 +184,9 @@ def test_the_end_estimate_under_a_time_limit_counts_whole_iterations():
     where[0] = (104.0, 16, 1)
     assert progress.eta()[1] == 104.0  # 16 s left: one more iteration of 104 s
     progress = RunProgress(lambda: where[0], 400, RunTarget(1200, 300.0))  # a session resumed there
-    assert progress.eta() == (None, None)  # no iteration of this session yet: nothing to go on
+    assert progress.eta() == ((400 - 16) * 6.5, 208.0)  # at the run's pace: 196 s left, two iterations
     where[0] = (208.0, 32, 2)
-    assert progress.eta()[1] == 104.0  # 92 s left at 104 s an iteration (this session's: 1 of them)
+    assert progress.eta()[1] == 104.0  # 92 s left at 104 s an iteration
     where[0] = (310.0, 48, 3)
     assert progress.eta()[1] == 0.0  # past the limit: this iteration was the last
 
@@ -367,3 +367,75 @@ def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs
     assert script.default_run_dir("configs/9x9.yaml") == Path("runs/9x9")
     monkeypatch.chdir(tmp_path)
     assert script.default_run_dir("configs/9x9.yaml") == root / "runs" / "9x9"
+
+
+def test_a_lock_file_that_is_a_folder_is_one_line_naming_it(tmp_path, train):
+    """train.lock as a folder: "[Errno 21] Is a directory"."""
+    run = tmp_path / "R"
+    (run / "train.lock").mkdir(parents=True)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+    assert code == 2 and err == [f"error: {run / 'train.lock'} is not a regular file (a folder?): remove it, or "
+                                 "train in another --run-dir"]
+
+
+class _FullDiskHandle:
+    """An open file whose writes fail as on a full disk (everything else is the real file's)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+
+def test_a_full_disk_at_the_start_of_a_run_names_the_file(tmp_path, train, monkeypatch):
+    """Training on a full disk, leaving only train.lock, said "[Errno 28] No space left on device"
+    with no path: the lock's PID, and config.yaml, were written outside ``writing``."""
+    import builtins
+
+    import gomoku.training.rundir as rundir
+
+    run = tmp_path / "R"
+    monkeypatch.setattr(rundir, "open", lambda *args, **kwargs: _FullDiskHandle(builtins.open(*args, **kwargs)),
+                        raising=False)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(run), "--no-progress")
+    assert code == 1 and err == [f"error: cannot write {run / 'train.lock'}: No space left on device; free some "
+                                 "space and run again"]
+    monkeypatch.undo()
+
+    def config_on_a_full_disk(path, write, before_replace=None):
+        if Path(path).name == "config.yaml":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        atomic_write(path, write, before_replace)
+
+    monkeypatch.setattr(pipeline_module, "atomic_write", config_on_a_full_disk)
+    code, _, err = train("--config", SMOKE, "--run-dir", str(tmp_path / "S"), "--no-progress")
+    assert code == 1 and err == [f"error: cannot write {tmp_path / 'S' / 'config.yaml'}: No space left on device; the "
+                                 "new run was not started (free some space, then run the same command again)"]
+
+
+def test_an_empty_config_does_not_start_a_default_run(tmp_path, train):
+    """train.py --config /dev/null started a full default run."""
+    code, _, err = train("--config", "/dev/null", "--run-dir", str(tmp_path / "R"), "--no-progress")
+    assert code == 2 and err == ["error: /dev/null: the config is empty (expected a mapping of sections, as "
+                                 "configs/9x9.yaml)"]
+    assert not (tmp_path / "R").exists()
+
+
+def test_the_estimate_does_not_jump_on_resume():
+    """3:10 h to go at 144 games, 4:34 h at 160 after a resume at the same speed: the first iteration
+    of the new session (with an evaluation in it) was its whole pace. The run's pace goes on."""
+    from gomoku.training.progress import RunProgress
+
+    target = RunTarget(3200)
+    where = [(0.0, 0, 0)]
+    before = RunProgress(lambda: where[0], 50, target)
+    where[0] = (9000.0, 144, 9)  # the session that was stopped
+    stopped_at = before.eta()
+    resumed = RunProgress(lambda: where[0], 50, target)
+    assert resumed.eta() == stopped_at == ((150 - 144) * 9000 / 144, (3200 - 144) * 9000 / 144)
+    where[0] = (9000.0 + 1500.0, 160, 10)  # one slow iteration: 16 games and an evaluation
+    assert resumed.eta()[1] == (3200 - 160) * 10500 / 160  # not at 1500 s / 16 games

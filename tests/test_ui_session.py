@@ -345,3 +345,18 @@ def test_a_saved_game_names_who_played_each_colour_after_a_swap_in_mid_game():
         parse_game("# you: red\nE5")
     setup = Session(9, WHITE, (p("E5"),))  # a set-up move names nobody: the colours keep their sides
     assert setup.to_text("minimax:2").splitlines()[2:4] == ["# black: minimax:2", "# white: you"]
+
+
+@pytest.mark.parametrize("text", ["Z" * 3_000_000, "E5\n" + "E" + "9" * 3_000_000, "# you: " + "a" * 3_000_000,
+                                  "# size: " + "9" * 3_000_000, "# n_in_row: " + "4" * 3_000_000])
+def test_a_huge_token_in_a_saved_game_is_a_short_error(tmp_path, text):
+    """play --load of a file with a 3 MB token printed 3 MB of error (and a 3 MB size, int()'s limit)."""
+    from gomoku.ui.session import SHOWN_CHARS, SetupError, initial_game
+
+    game = tmp_path / "game.txt"
+    game.write_text(text + "\n")
+    with pytest.raises(SetupError) as caught:
+        initial_game(None, game, None)
+    message = str(caught.value)
+    assert message.startswith(f"bad game in {game}: ") and len(message) < len(str(game)) + 3 * SHOWN_CHARS + 100
+    assert "\n" not in message and "characters)" in message

@@ -3,7 +3,9 @@ Python search, its classical players and VCF solver against the Python ones (all
 whole game in a headless Chromium played by clicks."""
 
 import dataclasses
+import errno
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,6 +121,42 @@ def test_export_script(tmp_path, capsys):
     small = _save_net(tmp_path / "7x7.pt", width=7, height=7)
     assert script.main([str(small), "--out", str(tmp_path / "bad")]) == 2
     assert "the page plays 9x9 only" in capsys.readouterr().err
+
+
+def test_export_refuses_a_folder_of_other_files_unless_forced(tmp_path, capsys):
+    """export_web --out DIR overwrote the index.html of a folder it had not written."""
+    script = load_script("export_web")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "index.html").write_text("my own page")
+    assert script.main([str(MODEL), "--out", str(mine)]) == 2
+    assert _last_error_line(capsys) == (f"error: {mine} already holds index.html and no site of ours: give a new or "
+                                        "empty folder, or --force to replace those files")
+    assert sorted(p.name for p in mine.iterdir()) == ["index.html"]
+    assert (mine / "index.html").read_text() == "my own page"
+    assert script.main([str(MODEL), "--out", str(mine), "--force"]) == 0
+    assert "my own page" not in (mine / "index.html").read_text()
+    assert script.main([str(MODEL), "--out", str(mine)]) == 0  # an earlier export of ours is replaced
+    capsys.readouterr()
+
+
+def test_a_full_disk_leaves_the_previous_site_as_it_was(tmp_path, monkeypatch):
+    """A full disk in the middle of an export left a partial site: new weights, the old model.json."""
+    from gomoku.web.export import write_site
+
+    site = write_site({"format": "gomoku-zero-web/1", "version": 1}, b"old weights", tmp_path / "site")
+    before = {p.name: p.read_bytes() for p in site.iterdir()}
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)  # model.json, after weights.bin
+    full = f"^cannot write the site into {re.escape(str(site))}: No space left on device$"
+    with pytest.raises(ExportError, match=full):
+        write_site({"format": "gomoku-zero-web/1", "version": 2}, b"new weights", site)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in site.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no temp folder left beside it
 
 
 def _last_error_line(capsys) -> str:
@@ -943,3 +981,54 @@ def test_a_plain_kill_stops_play_web_as_ctrl_c_does(tmp_path, monkeypatch, capsy
     assert capsys.readouterr().out.splitlines()[-1] == "stopped"
     assert [p for p in tmp_path.iterdir() if p.name.startswith("gomoku-web-")] == []  # the folder went
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+@pytest.mark.parametrize("failure", ["returns False", "raises"])
+def test_play_web_says_so_when_it_cannot_open_a_browser(monkeypatch, capsys, failure):
+    """play.py --web said nothing when no browser could be opened (a server, no display)."""
+    import webbrowser
+
+    from gomoku.web.browser import open_browser_at
+
+    def no_browser(url, *args, **kwargs):
+        if failure == "raises":
+            raise webbrowser.Error("could not locate runnable browser")
+        return False
+
+    monkeypatch.setattr(webbrowser, "open", no_browser)
+    assert open_browser_at("http://127.0.0.1:8123/") is False
+    assert capsys.readouterr().out == ("could not open a browser here: open http://127.0.0.1:8123/ in one (on this "
+                                       "machine, or over an SSH tunnel)\n")
+    monkeypatch.setattr(webbrowser, "open", lambda url, *args, **kwargs: True)
+    assert open_browser_at("http://127.0.0.1:8123/") is True and capsys.readouterr().out == ""
+
+
+def test_a_click_on_a_stone_or_after_the_end_says_why_on_the_page(site):
+    """A click on an occupied point gave no feedback on the page (the window says "E5 is taken")."""
+    five = [0, 9, 1, 10, 2, 11, 3, 12, 4]  # Black's line on the top row
+    answers = run_node(site, {"clicks": [{"moves": [40], "move": 40}, {"moves": [40, 30], "move": 30},
+                                         {"moves": [40], "move": 41}, {"moves": [112], "move": 112, "size": 15},
+                                         {"moves": five, "move": 80}]})["clicks"]
+    assert answers[:4] == [f"{format_point(Board(), 40)} is taken: pick an empty point.",
+                           f"{format_point(Board(), 30)} is taken: pick an empty point.", None,
+                           f"{format_point(Board(15, 15), 112)} is taken: pick an empty point."]
+    assert answers[4].startswith("The game is over")
+    app = (site / "app.js").read_text()
+    assert "G.clickProblem(state.board, move)" in app and "flash(problem)" in app  # the page says it
+
+
+@needs_chromium
+def test_a_click_on_a_stone_shows_a_status_message_in_the_page(site):
+    from gomoku.web.browser import Chromium, Page, StaticServer
+
+    with StaticServer(site) as server, Chromium() as browser:
+        page = Page(browser, server.url)
+        page.select("opponent", "minimax:2")
+        page.click_button("new-game")
+        page.wait_state("human")
+        page.click_point(40)
+        browser.wait_for("document.body.dataset.moves.split(',').length === 2")
+        page.wait_state("human")
+        page.click_point(40)
+        assert page.status() == f"{format_point(Board(), 40)} is taken: pick an empty point."
+        assert len(page.moves()) == 2

@@ -62,6 +62,12 @@ class Board:
     def size(self) -> int:
         return self.width * self.height
 
+    @property
+    def centre(self) -> int:
+        """The centre point, column ``width // 2`` of row ``height // 2``: the opening move on an
+        empty board (a net's priors are flat there on large boards: it opened near a corner)."""
+        return (self.height // 2) * self.width + self.width // 2
+
     def location_to_move(self, location: Iterable[int]) -> int:
         """(row, col) -> move. Raises IllegalMoveError when off the board."""
         row, col = location

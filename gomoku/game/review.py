@@ -30,6 +30,34 @@ from gomoku.tactics.threats import ThreatStatus
 from gomoku.tactics.vct import VctSolver
 
 REVIEW_NODES = 200_000  # node budget of each solve: twice the az player's deep checks (docs/threats.md)
+# The keys of a line of ``evaluate.py --games-out`` that a review reads, and their JSON types.
+GAME_LINE_KEYS = {"game": int, "opponent": str, "result": str, "width": int, "height": int, "n_in_row": int,
+                  "moves": str, "player_colour": str}
+PLAYER_COLOURS = ("black", "white")
+SHOWN_VALUE_CHARS = 40  # of a bad value, in the message that names its key
+
+
+def game_line_problem(line: object) -> str | None:
+    """What makes ``line`` (one decoded JSON line) not a game of ``evaluate.py --games-out``, naming
+    the key (e.g. "'moves' is a list, not a string"); None when it is one."""
+    if not isinstance(line, dict):
+        return f"a JSON {type(line).__name__}, not an object"
+    for key, kind in GAME_LINE_KEYS.items():
+        if key not in line:
+            return f"no {key!r}"
+        value = line[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{key!r} is {_json_type(value)}, not {_json_type(kind())}"
+    if line["player_colour"] not in PLAYER_COLOURS:
+        shown = repr(line["player_colour"])[:SHOWN_VALUE_CHARS]
+        return f"'player_colour' is {shown}, not {' or '.join(PLAYER_COLOURS)}"
+    return None
+
+
+def _json_type(value: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+             dict: "an object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 class Verdict(enum.Enum):

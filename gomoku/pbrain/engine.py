@@ -3,17 +3,22 @@
 ``PbrainEngine`` takes the records of ``gomoku.pbrain.protocol`` (``handle_line`` parses a raw
 line first) and calls ``write`` with each answer, so it can be tested without a subprocess;
 ``gomoku.pbrain.server.serve`` runs it on stdin/stdout. Bad input never ends it: every line is
-answered (``ERROR``, ``UNKNOWN``) or ignored as the protocol says (``INFO`` is never answered: a
-malformed one is logged; an unplayable rule is reported at the next move asked for). A
-``SWAP2BOARD`` block is answered once, ``UNKNOWN``. Once the manager sent ``END`` (``end_due``)
-the move of the search it cut short is not written.
+answered (``ERROR``, ``UNKNOWN``) or taken as the protocol says (a good ``INFO`` gets no answer; a
+malformed or negative value is answered ``ERROR`` and the previous value kept; an unplayable
+rule is reported at the next move asked for). A ``SWAP2BOARD`` block is answered once,
+``UNKNOWN``. Once the manager sent ``END`` during a search (``end_due``) the move of the search
+it cut short is not written; a command that was already waiting when END came (a script piped in
+at once: ``START 9``, ``BEGIN``, ``END``) is answered in full, its search within the clock, or
+within ``ENDING_SECONDS`` without one (``end_pending``).
 
 What it plays comes from ``gomoku.pbrain.loader`` (by default the AlphaZero player of
 ``models/9x9.pt`` for the board size and rule, five in a row, that its net was trained for).
 Only freestyle is played: under a rule bit for exactly five, renju or caro, moves are refused
 (ERROR) until a playable rule is set.
 
-Time: ``INFO timeout_turn`` / ``timeout_match`` / ``time_left`` (milliseconds) set each move's
+Time: a move's clock starts when its command was read, or when the engine finished answering the
+command before it if that came later (commands piped in while START still loads the net do not
+lose their time to it). ``INFO timeout_turn`` / ``timeout_match`` / ``time_left`` (milliseconds) set each move's
 budget: ``min(turn, time_left / (moves left + MOVES_LEFT_RESERVE))``, of which the search plans
 to use all but a margin for the answer (``think_seconds``). The search players (pure and az) have
 no playout cap unless one was asked for (``--playouts``): the clock ends the search, or the move
@@ -83,6 +88,7 @@ MAX_INFO_NUMBER = 2**53
 TREE_SHARE = 0.8  # of the memory INFO max_memory leaves once the player is loaded, for the search tree
 MIN_TREE_BYTES = 8 * 2**20  # never less (a max_memory below what the process already takes)
 CACHE_SHARE = 0.25  # the evaluation cache may take this share of the tree's budget on top of it
+ENDING_SECONDS = 0.5  # the search of a command that END already follows, without a clock (answer, then exit)
 
 
 def resident_bytes() -> int:
@@ -117,6 +123,9 @@ class PbrainEngine:
         # True once the manager's END is due (serve() sets it; not at a mere end of input): the
         # move of a search that END cut short is then not written, nothing may follow END.
         self.end_due: Callable[[], bool] = lambda: False
+        # True while the command being handled was read before END (or the end of input) was:
+        # it is answered in full (serve() sets it).
+        self.end_pending: Callable[[], bool] = lambda: False
         self.clock = clock
         self.board: Board | None = None
         self.player = None
@@ -125,6 +134,7 @@ class PbrainEngine:
         self._block: str | None = None  # "BOARD" or "SWAP2BOARD" while its lines are collected up to DONE
         self._block_lines: list[str] = []
         self._received_at = 0.0
+        self._ready_at = -math.inf  # when the engine finished answering the last command (on clock)
         self._search_thread: threading.Thread | None = None  # a search left to finish its round
         self._search_stop = threading.Event()
         self.loading = False  # handling START (loading a player): an END must wait for its answer
@@ -142,9 +152,13 @@ class PbrainEngine:
     def handle_line(self, line: bytes | str, received_at: float | None = None) -> bool:
         """Process one raw line from the manager (received at ``received_at`` on ``clock``,
         default now); False when the engine should exit."""
-        self._received_at = self.clock() if received_at is None else received_at
+        received_at = self.clock() if received_at is None else received_at
+        self._received_at = max(received_at, self._ready_at)  # a line read while busy waited for us
         self._finish_search()
-        return self.handle(parse_line(line, in_board=self._block is not None))
+        try:
+            return self.handle(parse_line(line, in_board=self._block is not None))
+        finally:
+            self._ready_at = self.clock()
 
     def handle(self, record) -> bool:
         """Answer one record; False on END."""
@@ -161,7 +175,9 @@ class PbrainEngine:
         elif isinstance(record, (Undecodable, Malformed)):
             self.write(format_error(record.reason))
         elif isinstance(record, BadInfo):
-            log.warning("%s: ignored", record.reason)  # INFO gets no answer, not even ERROR
+            reason = f"{record.reason}; the previous value is kept"
+            log.warning("%s", reason)
+            self.write(format_error(reason))
         else:
             return self._run(getattr(self, self._HANDLERS[type(record)]), record, type(record).__name__.upper())
         return True
@@ -357,6 +373,8 @@ class PbrainEngine:
             log.exception("the player failed")
             self.message(f"player failed ({type(error).__name__}: {error}); playing a heuristic move")
             move = None
+        if not board.moves:  # the first move of a game is the centre on every board size (the search
+            return board.centre  # still runs and reports: a net's priors are flat there on large boards)
         if move is None or move not in legal:
             if move is not None:
                 self.message(f"player chose an illegal move {move}; playing a heuristic move")
@@ -376,14 +394,19 @@ class PbrainEngine:
             limits.append(max(self.time_left, 0) / 1000 / (moves_left + MOVES_LEFT_RESERVE))
         return min(min(limits), MAX_LIMIT) if limits else None
 
+    def move_seconds(self, board: Board) -> float | None:
+        """``time_limit``, or ``ENDING_SECONDS`` without one when END already follows the command."""
+        limit = self.time_limit(board)
+        return ENDING_SECONDS if limit is None and self.end_pending() else limit
+
     def think_seconds(self, board: Board) -> float | None:
         """Seconds the search plans to spend on this move, or None when no time limit was set."""
-        limit = self.time_limit(board)
+        limit = self.move_seconds(board)
         return None if limit is None else max(MIN_THINK, limit - max(MIN_MARGIN, MARGIN_SHARE * limit))
 
     def answer_seconds(self, board: Board) -> float | None:
         """Seconds after which the engine answers whatever the search is doing (None: no limit)."""
-        limit = self.time_limit(board)
+        limit = self.move_seconds(board)
         return None if limit is None else max(MIN_THINK, limit - max(HARD_MIN, HARD_SHARE * limit))
 
     def tree_bytes(self) -> int:
@@ -415,7 +438,7 @@ class PbrainEngine:
             result = analyse(board.copy(), playouts=untimed)
         else:
             result = self._timed_search(player, board, seconds, self.answer_seconds(board),
-                                        None if seconds is not None else untimed)
+                                        None if self.time_limit(board) is not None else untimed)
         report = self.options.report and not self.end_due()  # nothing may follow END
         if result is None or result.visits.sum() <= 0:
             if report:

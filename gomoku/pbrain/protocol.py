@@ -3,9 +3,8 @@
 Pure: no players, no threads, no clock. ``parse_line`` turns one raw line from the manager (bytes
 or text) into a record, whatever the line holds: bytes that are not UTF-8, control characters,
 a number that does not parse all come back as records (``Undecodable``, ``Unknown``,
-``Malformed``) for the engine to answer with ``ERROR`` or ``UNKNOWN`` (or ``BadInfo``, which it
-only logs: ``INFO`` gets no answer); it never raises. Inside a ``BOARD`` or ``SWAP2BOARD`` block
-lines are parsed as stones (``parse_line(..., in_board=True)``).
+``Malformed``, ``BadInfo``) for the engine to answer with ``ERROR`` or ``UNKNOWN``; it never
+raises. Inside a ``BOARD`` or ``SWAP2BOARD`` block lines are parsed as stones (``parse_line(..., in_board=True)``).
 
 Coordinates are 0-based with ``x`` the column and ``y`` the row, so ``move = y * width + x`` as
 on ``Board``. ``rebuild_board`` turns the stones of a BOARD block into a Board with a history.
@@ -38,6 +37,8 @@ RULE_CARO = 8
 UNSUPPORTED_RULES = {RULE_EXACTLY_FIVE: "exactly five", RULE_RENJU: "renju", RULE_CARO: "caro"}
 # INFO keys whose value is an integer (milliseconds, bytes, a number); others are free text.
 INTEGER_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
+# Of those, the keys whose value cannot be negative (time_left can: a manager may report an overrun).
+NON_NEGATIVE_INFO = ("timeout_turn", "timeout_match", "max_memory", "game_type", "rule")
 
 # ASCII digits only: int() would also take "1_000", "\u0661\u0662" and other forms.
 _POINT = re.compile(r"\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*")
@@ -125,7 +126,8 @@ class Info:
 
 @dataclass(frozen=True)
 class BadInfo:
-    """An ``INFO`` line that does not parse: logged and ignored (INFO gets no answer)."""
+    """An ``INFO`` line that does not parse, or a value out of range: answered with ERROR, the
+    previous value kept."""
 
     reason: str
 
@@ -199,6 +201,8 @@ def parse_command(text: str) -> Record:
     command, argument = _split_word(text)
     command, argument = command.upper(), argument.strip()
     try:
+        if command in _NO_ARGUMENT_COMMANDS and argument:  # "END x" is not END: the engine goes on
+            return Malformed(f"{command} takes no argument, got {argument!r}")
         if command == "END":
             return End()
         if command == "START":
@@ -222,6 +226,9 @@ _NO_ARGUMENT = {"RESTART": Restart(), "BEGIN": Begin(), "BOARD": BoardBegin(), "
                 "ABOUT": About()}
 
 
+_NO_ARGUMENT_COMMANDS = ("END", *_NO_ARGUMENT)
+
+
 def _split_word(text: str) -> tuple[str, str]:
     """(the first word, the rest) at the first run of spaces or tabs."""
     word, *rest = text.split(None, 1) or [""]
@@ -239,6 +246,8 @@ def parse_info(argument: str) -> Info | BadInfo:
             number = parse_int(value, f"INFO {key} expects an integer, got {value!r}")
         except ProtocolError as error:
             return BadInfo(str(error))
+        if key in NON_NEGATIVE_INFO and number < 0:
+            return BadInfo(f"INFO {key} must be at least 0, got {number}")
     return Info(key, value, number)
 
 

@@ -25,18 +25,20 @@ BUSY_POLL = 0.1  # seconds between checks, past the grace, that START has been a
 
 
 class _EndSignal:
-    """Set once END (or the end of input) has been read and every line before it taken up: a
-    search running for the last command before END then stops (earlier queued commands still run
-    in full, so a script piped in at once is answered completely). The hard exit waits while
-    ``busy()`` (the engine answering START: loading a net may take longer than the grace, and its
-    answer must not be lost). ``end_due()``: the same, for a real END only (its move is not
-    written), not for the end of input."""
+    """Set once END (or the end of input) has been read and every line before it taken up, when
+    END came while the last command before it was already being handled: its search then stops
+    (the manager gave up on it). A command that was taken up with END already read (a script piped
+    in at once) runs in full and is answered (``pending()``), so every command before END is.
+    The hard exit waits while ``busy()`` (the engine answering START: loading a net may take
+    longer than the grace, and its answer must not be lost). ``end_due()``: the same as
+    ``is_set()``, for a real END only (its move is not written), not for the end of input."""
 
     def __init__(self, hard_exit: bool, busy=lambda: False) -> None:
         self.lock = threading.Lock()
         self.end_at: int | None = None  # number of lines before END (or end of input)
         self.end_sent = False  # the input ended with END (not just closed)
         self.taken = 0  # lines the engine has taken up so far
+        self.known_at_take = False  # END (or the end of input) had been read when the last line was taken
         self.hard_exit = hard_exit
         self.busy = busy
         self._timer: threading.Timer | None = None
@@ -49,8 +51,12 @@ class _EndSignal:
         with self.lock:
             return self.end_sent and self._due()
 
+    def pending(self) -> bool:
+        with self.lock:
+            return self.known_at_take
+
     def _due(self) -> bool:
-        return self.end_at is not None and self.taken >= self.end_at
+        return self.end_at is not None and self.taken >= self.end_at and not self.known_at_take
 
     def _update(self) -> None:
         """Called with the lock held: arm the hard exit once END is due."""
@@ -77,6 +83,7 @@ class _EndSignal:
     def take(self) -> None:
         with self.lock:
             self.taken += 1
+            self.known_at_take = self.end_at is not None
             self._update()
 
 
@@ -92,7 +99,8 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
 
     Lines are read as bytes (from ``stdin.buffer`` when there is one) on a daemon thread, so an
     ``END`` that arrives while the engine thinks stops the search at its next round (its move is
-    not written: the protocol wants nothing after END; at the end of input without END it is), and
+    not written: the protocol wants nothing after END; at the end of input without END it is); a
+    command read before END came is answered in full (``_EndSignal``), and
     answers are written as ASCII lines. With ``hard_exit`` the process is ended ``END_GRACE``
     seconds after END is due even if a player that cannot be interrupted (minimax) is still busy.
     """
@@ -114,6 +122,7 @@ def serve(engine: PbrainEngine, stdin: TextIO, stdout: TextIO, hard_exit: bool =
     engine.write = write
     engine.stop_event = signal
     engine.end_due = signal.end_due
+    engine.end_pending = signal.pending
     lines: queue.Queue[tuple[bytes | str, float] | None] = queue.Queue()
 
     def read() -> None:

@@ -150,10 +150,25 @@ def load_results(root: Path) -> dict[str, VariantResult]:
 
 
 def save_results(root: Path, results: dict[str, VariantResult]) -> None:
+    """Rewrite ``root/ablation.json`` atomically; an OSError naming it when that fails (a full disk)."""
     path = root / RESULTS_FILE
     temp = path.with_suffix(".json.tmp")
-    temp.write_text(json.dumps([asdict(r) for r in results.values()], indent=2) + "\n")
-    os.replace(temp, path)
+    try:
+        temp.write_text(json.dumps([asdict(r) for r in results.values()], indent=2) + "\n")
+        os.replace(temp, path)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise OSError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def make_root(root: Path) -> None:
+    """Create the ablation's folder; a ValueError naming it when it is a file or cannot be made."""
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--root {root} is a file, not a folder")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"cannot create --root {root}: {error.strerror or error}") from None
 
 
 def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str | Path, minutes: float,
@@ -170,7 +185,7 @@ def run_ablation(config_path: str | Path, variants: Sequence[Variant], root: str
     check_opponents(opponents)
     configs = {v.name: variant_config(config_path, v) for v in variants}
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
+    make_root(root)
     results = load_results(root)
     for variant in variants:
         done = results.get(variant.name)

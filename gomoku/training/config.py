@@ -336,8 +336,8 @@ def apply_override(data: dict, override: str) -> None:
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> Config:
     """The config of a YAML file (None: the defaults) with ``section.key=value`` overrides applied.
 
-    A file that cannot be read or is not valid YAML raises ConfigError naming the file (and the
-    line)."""
+    A file that cannot be read, is not valid YAML, is empty or holds no mapping raises ConfigError
+    naming the file (and the line)."""
     data: dict = {}
     if path is not None:
         try:
@@ -347,14 +347,17 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         except OSError as error:  # no such file, a folder, no permission: one line, not "[Errno 2] ..."
             raise ConfigError(f"cannot read the config {path}: {error.strerror or error}") from None
         try:
-            data = yaml.safe_load(text) or {}
+            data = yaml.safe_load(text)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
             where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "somewhere"
             problem = getattr(error, "problem", None) or str(error).splitlines()[0]
             raise ConfigError(f"{path}: {where}: not valid YAML: {problem}") from None
+        if data is None:  # an empty file (--config /dev/null) started a full default run
+            raise ConfigError(f"{path}: the config is empty (expected a mapping of sections, as configs/9x9.yaml)")
         if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping at the top level")
+            raise ConfigError(f"{path}: expected a mapping of sections at the top level, got a YAML "
+                              f"{type(data).__name__}")
     for override in overrides or []:
         apply_override(data, override)
     return config_from_dict(data)

@@ -123,8 +123,8 @@ class TrainPipeline:
                 self.resumed_from = self.iteration
             else:
                 with deferred_signals():  # iteration 0: a run that can be resumed from the start
-                    self.save(self.state)
-                    self._write_config()
+                    self.save(self.state, resumable=False)
+                    self._write_config(resumable=False)
         except BaseException:
             self._lock.release()
             raise
@@ -211,21 +211,22 @@ class TrainPipeline:
                 "config": self.config.to_dict(),
                 "buffer_total": int(self.buffer.total)}  # samples the run added to the buffer (shard starts)
 
-    def save(self, state: RunState) -> None:
+    def save(self, state: RunState, resumable: bool = True) -> None:
         """Write the checkpoint of ``state`` and the rest in memory (atomically): the commit point
-        of an iteration; ``state`` is then the run's."""
+        of an iteration; ``state`` is then the run's (``resumable``: False for a new run's first)."""
         path = self.run_dir / CHECKPOINT
-        with writing(path):
+        with writing(path, resumable):
             save_checkpoint(path, self._payload(state), before_replace=lambda: fault_point("checkpoint.tmp"))
         self.state, self._in_flight = state, None
         fault_point("checkpoint")
 
-    def _write_config(self, config: Config | None = None) -> None:
+    def _write_config(self, config: Config | None = None, resumable: bool = True) -> None:
         """config.yaml, a readable copy of the run's config, when it differs from the file's."""
         data = (config or self.config).to_dict()
         if data != self._config_on_disk:
             text = yaml.safe_dump(data, sort_keys=False).encode()
-            atomic_write(self.run_dir / CONFIG, lambda handle: handle.write(text))
+            with writing(self.run_dir / CONFIG, resumable):
+                atomic_write(self.run_dir / CONFIG, lambda handle: handle.write(text))
             self._config_on_disk = data
 
     def _load(self, payload: dict) -> None:

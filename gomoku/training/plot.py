@@ -12,6 +12,8 @@ values too large to draw (each logged as a warning). ``import gomoku`` does not 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import math
 import os
@@ -51,6 +53,7 @@ def resolve_paths(source: str | os.PathLike, out: str | os.PathLike | None = Non
         return metrics, metrics.parent / DEFAULT_OUT
     folder = str(out).endswith(("/", os.sep))  # Path drops the trailing slash
     out = Path(out)
+    _check_writable_target(out)
     if out.is_dir() or folder:
         return metrics, out / DEFAULT_OUT
     if not out.suffix:
@@ -58,6 +61,29 @@ def resolve_paths(source: str | os.PathLike, out: str | os.PathLike | None = Non
     if out.suffix.lower() != ".png":
         raise ValueError(f"{out}: the plot is a PNG; give a .png file or a folder")
     return metrics, out
+
+
+def _check_writable_target(out: Path) -> None:
+    """A ValueError for a path that is there but is neither a folder nor a regular file (/dev/null,
+    a pipe): the PNG was written beside it (/dev/null.png)."""
+    if out.exists() and not out.is_dir() and not out.is_file():
+        raise ValueError(f"{out}: not a regular file or a folder; give a .png file or a folder")
+
+
+def write_png(fig: Figure, out: Path) -> None:
+    """Save ``fig`` as exactly ``out``: drawn in memory, written to a temp file beside it, renamed
+    over it; an OSError naming ``out`` when that fails (a full disk), leaving no partial file."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, facecolor="white")
+    temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        temp.write_bytes(buffer.getvalue())
+        os.replace(temp, out)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        raise OSError(f"cannot write {out}: {error.strerror or error}") from None
 
 
 def load_metrics(source: str | os.PathLike) -> list[IterationRecord]:
@@ -296,6 +322,6 @@ def plot_metrics(source: str | os.PathLike, out: str | os.PathLike | None = None
     records = load_metrics(metrics)
     name = metrics.parent.name if metrics.name == METRICS else metrics.name
     fig = build_figure(records, title or f"gomoku-zero training: {name}", load_config(metrics.parent), size)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=DPI, facecolor="white")
+    _check_writable_target(out)
+    write_png(fig, out)
     return out

@@ -89,7 +89,13 @@ class RunLock:
     def acquire(self) -> None:
         if self._handle is not None:
             return
-        handle = open(self.path, "a+")  # not "w": the holder's PID must survive our attempt
+        if self.path.exists() and not self.path.is_file():  # open() said "[Errno 21] Is a directory"
+            raise ValueError(f"{self.path} is not a regular file (a folder?): remove it, or train in another "
+                             "--run-dir")
+        try:
+            handle = open(self.path, "a+")  # not "w": the holder's PID must survive our attempt
+        except OSError as error:
+            raise RunWriteError(f"cannot open the run's lock file {self.path}: {error.strerror or error}") from None
         try:
             _lock(handle)
         except OSError:
@@ -97,10 +103,17 @@ class RunLock:
             text = handle.read().strip()
             handle.close()
             raise RunLockedError(self.run_dir, int(text) if text.isdigit() else None) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
+        except OSError as error:  # a full disk: "[Errno 28] No space left on device", with no path
+            handle.close()
+            failure = RunWriteError(f"cannot write {self.path}: {error.strerror or error}"
+                                    + ("; free some space and run again" if error.errno == errno.ENOSPC else ""))
+            failure.errno = error.errno
+            raise failure from None
         self._handle = handle
 
     def release(self) -> None:
@@ -233,9 +246,10 @@ def _os_error_in(error: BaseException) -> OSError | None:
 
 
 @contextlib.contextmanager
-def writing(path: Path):
+def writing(path: Path, resumable: bool = True):
     """Turn a failed write of ``path`` (an OSError, or torch's RuntimeError over one) into a
-    ``RunWriteError`` naming the file."""
+    ``RunWriteError`` naming the file; ``resumable``: the run has a checkpoint to resume (False
+    while a new run writes its first one)."""
     try:
         yield
     except (OSError, RuntimeError) as error:
@@ -243,7 +257,9 @@ def writing(path: Path):
         if cause is None or isinstance(error, RunWriteError):
             raise
         reason = cause.strerror or str(cause)
-        fix = "free some space, then --resume" if cause.errno == errno.ENOSPC else "then --resume"
-        failure = RunWriteError(f"cannot write {path}: {reason}; the run stays at its last saved iteration ({fix})")
+        then = "then --resume" if resumable else "then run the same command again"
+        fix = f"free some space, {then}" if cause.errno == errno.ENOSPC else then
+        state = "the run stays at its last saved iteration" if resumable else "the new run was not started"
+        failure = RunWriteError(f"cannot write {path}: {reason}; {state} ({fix})")
         failure.errno = cause.errno
         raise failure from error

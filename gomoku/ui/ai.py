@@ -436,6 +436,8 @@ class SearchJob:
                                          self.elapsed(), state, move)
             else:
                 move, analysis = self.player.get_action(self._board), None
+            if not self.moves:  # the game's first move is the centre on every size (flat priors: L13 on 15x15)
+                move = self._board.centre
             answer = Answer(move, analysis, None, self.elapsed())
         except Forfeit as error:  # an external engine's misbehaviour: said in words, no traceback
             log.warning("the AI engine forfeited: %s", error)

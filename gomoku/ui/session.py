@@ -33,6 +33,9 @@ COLOUR_NAMES = {BLACK: "Black", WHITE: "White"}
 FILE_TITLE = "# gomoku-zero game"
 YOU_NAME = "you"  # the player header of the person's colour in a saved game
 YOU_HEADER = {"black": BLACK, "white": WHITE}  # the values of the ``you`` header
+SHOWN_CHARS = 40  # of a file's token or header value quoted in an error
+MAX_POINT_CHARS = 8  # longer than any point ("Z26", "a10" with spaces trimmed): not a point
+SIZE_DIGITS = 4  # at most this many digits in a header's size (int() refuses over 4,300)
 
 
 class SetupError(Exception):
@@ -349,16 +352,22 @@ def format_game(size: int, moves: list[int], black: str, white: str, result: str
     return "\n".join(lines) + "\n"
 
 
+def shown(text: str) -> str:
+    """``repr(text)``, cut to about ``SHOWN_CHARS`` characters: a file's token or header value in a
+    message (a 3 MB token made a 3 MB error)."""
+    return repr(text) if len(text) <= SHOWN_CHARS else repr(text[:SHOWN_CHARS]) + f"... ({len(text):,} characters)"
+
+
 def _header_size(value: str) -> int:
-    match = re.fullmatch(r"(\d+)(?:\s*x\s*(\d+))?", value.strip())
+    match = re.fullmatch(r"(\d{1,%d})(?:\s*x\s*(\d+))?" % SIZE_DIGITS, value.strip())
     if not match or (match.group(2) and match.group(2) != match.group(1)):
-        raise SetupError(f"bad size {value!r} in the header: expected a square board like 9x9")
+        raise SetupError(f"bad size {shown(value)} in the header: expected a square board like 9x9")
     return int(match.group(1))
 
 
 def _header_n_in_row(value: str) -> int:
-    if not re.fullmatch(r"\d+", value.strip()):
-        raise SetupError(f"bad n_in_row {value!r} in the header: expected a number like 4")
+    if not re.fullmatch(r"\d{1,%d}" % SIZE_DIGITS, value.strip()):
+        raise SetupError(f"bad n_in_row {shown(value)} in the header: expected a number like 4")
     return int(value)
 
 
@@ -386,7 +395,7 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
         tokens += found
         notes += [comment.strip() if len(found) == 1 else ""] * len(found)
     if "you" in headers and headers["you"].lower() not in YOU_HEADER:
-        raise SetupError(f"bad you {headers['you']!r} in the header: expected black or white")
+        raise SetupError(f"bad you {shown(headers['you'])} in the header: expected black or white")
     file_size = _header_size(headers["size"]) if "size" in headers else None
     if size is not None and file_size is not None and size != file_size:
         raise SetupError(f"the game is for a {file_size}x{file_size} board, not {size}x{size}")
@@ -399,9 +408,11 @@ def parse_game(text: str, size: int | None = None, default_size: int = DEFAULT_S
     board = new_board(size, n_in_row)
     for number, token in enumerate(tokens, 1):
         try:
+            if len(token) > MAX_POINT_CHARS:  # int() of a row of 3,000,000 digits says more than this
+                raise ValueError("expected a column letter and a row number, like E5")
             move = parse_point(board, token)
         except ValueError as error:
-            raise SetupError(f"move {number}, {token!r}: {error}") from error
+            raise SetupError(f"move {number}, {shown(token)}: {error}") from error
         where = f"move {number}, {format_point(board, move)}"
         if board.game_end()[0]:
             raise SetupError(f"{where}: the game was already over")

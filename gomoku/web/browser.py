@@ -373,8 +373,6 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
     """Serve ``site`` on http://127.0.0.1:PORT/ (any free port when PORT is taken), open the
     default browser there, and serve until Ctrl-C (or a plain ``kill``: SIGTERM is taken as Ctrl-C
     on the main thread, so that play.py --web removes its folder then too)."""
-    import webbrowser
-
     try:
         server = StaticServer(site, port)
     except OSError:
@@ -384,7 +382,7 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
     try:  # Ctrl-C may come at once, even while the browser is still being opened
         print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
         if open_browser:  # on its own thread: a browser command may not return until its window closes
-            threading.Thread(target=webbrowser.open, args=(server.url,), name="open-browser", daemon=True).start()
+            threading.Thread(target=open_browser_at, args=(server.url,), name="open-browser", daemon=True).start()
         while True:
             time.sleep(1)  # short naps: a Ctrl-C is taken within a second, whichever thread the OS gave it to
     except KeyboardInterrupt:
@@ -393,6 +391,21 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
         server.close()
         if main_thread:
             put_back_handler(signal.SIGTERM, previous)
+
+
+def open_browser_at(url: str) -> bool:
+    """Open the default browser at ``url``; when there is none (a server, no display), say so and
+    what to open instead. Returns whether a browser was opened."""
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        print(f"could not open a browser here: open {url} in one (on this machine, or over an SSH tunnel)",
+              flush=True)
+    return opened
 
 
 def _terminate_as_interrupt(signum, frame) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE
@@ -199,24 +200,51 @@ def fold_batchnorm(weight, bias, norm) -> tuple:
     return folded_weight.to(weight.dtype), folded_bias.to(weight.dtype)
 
 
-def export_site(model_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
-    """Write the site for ``model_path`` into ``out_dir`` (created; files there are replaced)."""
-    return write_site(*weights_payload(model_path), out_dir)
+SITE_FILES = (*STATIC_FILES, "weights.bin", "model.json", ".nojekyll")  # what write_site puts in the folder
 
 
-def write_site(meta: dict, weights: bytes, out_dir: str | os.PathLike) -> Path:
-    """Write the page, ``model.json`` (``meta``) and ``weights.bin`` into ``out_dir``."""
+def export_site(model_path: str | os.PathLike, out_dir: str | os.PathLike, force: bool = False) -> Path:
+    """Write the site for ``model_path`` into ``out_dir`` (see ``write_site``)."""
+    return write_site(*weights_payload(model_path), out_dir, force)
+
+
+def holds_a_site(folder: Path) -> bool:
+    """Whether ``folder`` holds a site this module wrote (its model.json says WEB_FORMAT)."""
+    try:
+        return json.loads((folder / "model.json").read_text(encoding="utf-8")).get("format") == WEB_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def write_site(meta: dict, weights: bytes, out_dir: str | os.PathLike, force: bool = False) -> Path:
+    """Write the page, ``model.json`` (``meta``) and ``weights.bin`` into ``out_dir``: a new or
+    empty folder, one that holds an earlier export, or any folder with ``force`` (its other files
+    are left alone). The files are written into a temp folder beside it first and moved in once
+    all are written, so a failed write (a full disk) leaves the folder as it was."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out} exists and is not a folder")
+    if out.is_dir() and not force and not holds_a_site(out):
+        taken = sorted(name for name in SITE_FILES if (out / name).exists())
+        if taken:
+            raise ExportError(f"{out} already holds {', '.join(taken[:3])}{' ...' if len(taken) > 3 else ''} and "
+                              "no site of ours: give a new or empty folder, or --force to replace those files")
+    temp = None
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
         for name in STATIC_FILES:
-            shutil.copyfile(STATIC_DIR / name, out / name)
-        (out / "weights.bin").write_bytes(weights)
-        (out / "model.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-        (out / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the files as they are
+            shutil.copyfile(STATIC_DIR / name, temp / name)
+        (temp / "weights.bin").write_bytes(weights)
+        (temp / "model.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        (temp / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the files as they are
+        out.mkdir(exist_ok=True)
+        for name in SITE_FILES:  # renames in one file system: no space needed, nothing half written
+            os.replace(temp / name, out / name)
     except OSError as error:  # read-only, full, or a file where a folder should be
         raise ExportError(f"cannot write the site into {out}: {error.strerror or error}") from error
+    finally:
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
     return out
 

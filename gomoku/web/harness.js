@@ -19,6 +19,7 @@
 //            1 or 2, default the player to move; defences: also which empty points, ascending, leave
 //            the attacker without a VCT were the defender to play there: stops, a list of booleans)
 //   bench:   {moves, playouts, repeat, size} -> {msPerEvaluation, msPerMove: [...]}
+//   clicks:  [{moves, move, size}]         -> [the status line's words for a click there, or null: legal]
 //   defaults: true                         -> {search: the search's defaults, vctNodes, vctLeafNodes,
 //            leafVcfNodes, vcfNodes} (budgets: vct.js's, search.js's VCT leaf checks', vct.js's VCF checks')
 // A size is the side of a square board (9 when not given).
@@ -65,6 +66,10 @@ function main() {
   const answer = {};
   let net = null;
   const getNet = () => (net = net || loadNet());
+  if (request.clicks) {
+    answer.clicks = request.clicks.map(({ moves, move, size = 9 }) =>
+      G.clickProblem(G.Board.fromMoves(moves, size, size), move));
+  }
   if (request.net) {
     answer.net = request.net.map((job) => {
       const { moves, size = 9, full = false } = Array.isArray(job) ? { moves: job } : job;

@@ -7,6 +7,7 @@
   const G = window.Gomoku;
   const FIRST_SIZE = 9;  // the board shown while the net loads; then the model's own
   const CELL = 44;
+  const FLASH_MS = 2500;  // a short message stays this long (the window's FLASH_SECONDS)
   const MARGIN = 44;
   const RADIUS = 19;
   const SVG_NS = "http://www.w3.org/2000/svg";
@@ -194,8 +195,23 @@
   }
 
   function onPointClick(move) {
-    if (document.body.dataset.state !== "human" || !state.board.isLegal(move)) return;
+    const now = document.body.dataset.state;
+    const problem = now === "human" || now === "over" ? G.clickProblem(state.board, move) : null;
+    if (problem) flash(problem);
+    if (now !== "human" || !state.board.isLegal(move)) return;
     play(move);
+  }
+
+  // A short message in the status line (a click on a stone), then the status it replaced, unless
+  // something else has been said meanwhile.
+  function flash(text) {
+    if (state.flashTimer == null) state.statusBefore = ui.status.textContent;
+    clearTimeout(state.flashTimer);
+    ui.status.textContent = text;
+    state.flashTimer = setTimeout(() => {
+      state.flashTimer = null;
+      if (ui.status.textContent === text) ui.status.textContent = state.statusBefore;
+    }, FLASH_MS);
   }
 
   // ------------------------------------------------------------------ drawing

@@ -174,6 +174,18 @@
     return out;
   }
 
+  /**
+   * The status line's words for a click on ``move`` that cannot be played (the window's, in
+   * gomoku/ui/app.py), or null when the point can be played: a click on a stone said nothing.
+   */
+  function clickProblem(board, move) {
+    if (board.gameEnd()[0]) return "The game is over: New game starts another, Undo takes moves back.";
+    if (board.cells[move] !== 0) {
+      return `${formatPoint(move, board.width, board.height)} is taken: pick an empty point.`;
+    }
+    return null;
+  }
+
   Object.assign(G, { Board, DRAW, DIRECTIONS, COLUMN_LETTERS, formatPoint, makeLines, linesOf, winsAt,
-    winningPoints });
+    winningPoints, clickProblem });
 })(typeof globalThis !== "undefined" ? globalThis : self);
