@@ -19,8 +19,9 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.tactics import kernel_board as kb
-from gomoku.tactics import kernel_rules as ki, kernel_vct as kv
+import gomoku.tactics.kernel_board as kb
+import gomoku.tactics.kernel_rules as ki
+import gomoku.tactics.kernel_vct as kv
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.rules import VCT_LEAF_NODES, FreestyleRules
 from gomoku.tactics.settings import TacticsConfig
