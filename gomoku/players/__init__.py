@@ -60,6 +60,7 @@ PLAYER_SPECS_HELP = """\
 
 # ---------------------------------------------------------------------------- specs
 TIME_UNITS = {"ms": 0.001, "s": 1.0}
+MAX_MOVE_SECONDS = MAX_TURN_MS / 1000  # the longest time a move a spec may ask for: a day, as a pbrain turn
 _TIME = re.compile(r"(\d+(?:\.\d+)?)(ms|s)")
 
 
@@ -114,6 +115,8 @@ def _amount(text: str, spec: str) -> tuple[int | None, float | None]:
         seconds = float(match.group(1)) * TIME_UNITS[match.group(2)]
         if seconds <= 0:
             raise _bad_spec(spec, f"the time must be positive, got {text!r}")
+        if seconds > MAX_MOVE_SECONDS:
+            raise _bad_spec(spec, f"the time must be at most {MAX_MOVE_SECONDS:g} s (a day), got {text!r}")
         return None, seconds
     return _positive_int(text, spec, "PLAYOUTS"), None
 
