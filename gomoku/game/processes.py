@@ -7,20 +7,29 @@ search once, and every worker is a fork of it, ready in milliseconds instead of 
 ``spawn`` takes to import them again (a restarted worker, each evaluation, each test). It is as
 safe as ``spawn`` with threads: the server is a fresh process, not a fork of this one. Elsewhere
 (Windows) ``spawn``.
+
+A worker cannot outlive the process that started it (``die_with_parent``): killed with SIGKILL,
+that process stops no one, and its workers, forked by the forkserver (not its children, so out of
+reach of a parent-death signal), would wait for tasks forever, holding the forkserver and the
+resource tracker alive with them.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import pickle
 import queue
 import signal
 import threading
+import time
+from multiprocessing.connection import wait
 from typing import Callable, Iterable, Iterator
 
 PRELOAD = ["numpy", "torch", "onnxruntime", "mcts", "nets"]  # a missing one is skipped
 WORKER_POLL = 0.5  # seconds between checks that the worker processes are still alive
 WORKER_STOP = 3.0  # seconds to wait for a terminated worker before killing it
+EXIT_ORPHANED = 128 + signal.SIGTERM  # a worker's exit status once its parent is gone
 
 
 def worker_context():
@@ -73,7 +82,28 @@ def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: b
         results.cancel_join_thread()
 
 
+def die_with_parent() -> None:
+    """In a worker process: end it once the process that started it has ended, however that
+    ended. A thread waits on the parent's sentinel (the end of a pipe only the parent holds,
+    which multiprocessing gives every child, forked by a forkserver or spawned), then sends this
+    process SIGTERM, so that its finalizers run (an external engine's process group is killed),
+    and ends it at once after ``WORKER_STOP`` seconds if that did not (the main thread in code that
+    does not check signals, an exit that waits on a queue no one reads)."""
+    parent = mp.parent_process()
+    if parent is None:  # not a multiprocessing child
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(WORKER_STOP)
+        os._exit(EXIT_ORPHANED)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _init_worker(uses_torch: bool) -> None:
+    die_with_parent()
     # Ctrl-C is the parent's to handle: it stops the workers itself, with SIGTERM, which ends a
     # worker as an exit does, so that its finalizers run (an external engine's process group is
     # killed by its player's: gomoku.players.external).

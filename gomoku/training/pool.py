@@ -15,7 +15,7 @@ import multiprocessing as mp
 import signal
 from typing import Callable
 
-from gomoku.game.processes import worker_context
+from gomoku.game.processes import die_with_parent, worker_context
 from gomoku.training.config import Config
 from gomoku.training.messages import (Failure, Progress, Result, SelfPlayTask, Task, Weights, WorkerError,
                                       WorkerSpec)
@@ -29,6 +29,7 @@ STOP = None  # on a worker's task queue: exit
 def _worker_main(spec: WorkerSpec, tasks: mp.Queue, results) -> None:
     """Serve weights and tasks until told to stop (runs in a child process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    die_with_parent()  # a SIGKILLed trainer stops no one
     import torch
 
     from gomoku.training.worker import Worker
