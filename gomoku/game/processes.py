@@ -56,7 +56,7 @@ def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: b
     for _ in processes:
         job_queue.put(None)
     try:
-        _start_ignoring_sigint(processes)
+        start_quietly(processes)
         for _ in jobs:
             while True:
                 try:
@@ -140,18 +140,33 @@ def _pickled(kind: str, payload) -> tuple[str, bytes]:
         return "error", pickle.dumps(RuntimeError(f"{what} (does not pickle)"))
 
 
-def _start_ignoring_sigint(processes: Iterable) -> None:
-    """Start ``processes`` with SIGINT ignored (a spawned process inherits it from its first
-    instruction, so a Ctrl-C while it still imports prints no traceback); the parent's own
-    handler is put back after."""
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+def start_quietly(processes: Iterable) -> None:
+    """Start ``processes`` with SIGTERM (and, from a forkserver, SIGINT) held until they all have
+    started, then raised again: a process whose start was cut short by this one's exit would
+    find the semaphores of its queues gone and print a FileNotFoundError traceback. Spawned
+    processes (no forkserver) start with SIGINT ignored instead, which they inherit from their
+    first instruction, so that a Ctrl-C while they still import prints no traceback either. The
+    parent's own handlers are put back after. Main thread only (elsewhere: a plain start)."""
+    if threading.current_thread() is not threading.main_thread():
+        for process in processes:
+            process.start()
+        return
+    held: list[int] = []
+
+    def hold(signum, frame) -> None:
+        held.append(signum)
+
+    forkserver = "forkserver" in mp.get_all_start_methods()
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, hold),
+                signal.SIGINT: signal.signal(signal.SIGINT, hold if forkserver else signal.SIG_IGN)}
     try:
         for process in processes:
             process.start()
     finally:
-        if in_main:
-            put_back_handler(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            put_back_handler(number, handler)
+        for number in dict.fromkeys(held):
+            signal.raise_signal(number)
 
 
 def put_back_handler(number: int, handler) -> None:

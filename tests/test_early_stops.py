@@ -1,0 +1,66 @@
+"""Stops and limits at a run's edges (issue 58, items 5, 8 and 14): a kill in train.py's first
+seconds, a kill while worker processes start, worker counts beyond the cores, a Ray address
+that is not Ray."""
+
+import os
+import signal
+import sys
+import types
+
+import pytest
+
+from gomoku.game import processes
+from tests.fakes import load_script
+
+
+class _InterruptedImport(types.ModuleType):
+    """A module whose import is cut by a Ctrl-C (or SIGTERM, which train.py makes one)."""
+
+    def __getattr__(self, name):
+        raise KeyboardInterrupt
+
+
+def test_a_kill_inside_an_import_in_train_pys_first_seconds_is_one_line(tmp_path, monkeypatch, capsys):
+    """A SIGTERM in the first second of train.py ended in a traceback from inside `import torch`."""
+    train = load_script("train")
+    monkeypatch.setitem(sys.modules, "gomoku.training.actors", _InterruptedImport("gomoku.training.actors"))
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert train.main(["--config", "configs/smoke.yaml", "--run-dir", str(tmp_path / "run")]) == 130
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    assert capsys.readouterr().err == "\ninterrupted before training started; nothing was written\n"
+    assert not (tmp_path / "run").exists()
+
+
+class _SlowStart:
+    """A process whose start is interrupted by a kill of the parent (``signum`` arrives midway)."""
+
+    def __init__(self, signum: int | None, started: list):
+        self.signum, self.started = signum, started
+
+    def start(self):
+        if self.signum is not None:
+            os.kill(os.getpid(), self.signum)
+        self.started.append(self)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_kill_while_workers_start_waits_until_they_have_started(signum, monkeypatch):
+    """A SIGTERM while the workers started left one half started: its queues' semaphores were gone
+    by the time the forkserver forked it, and it printed a FileNotFoundError traceback."""
+    def interrupt(number, frame):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(processes.mp, "get_all_start_methods", lambda: ["fork", "spawn", "forkserver"])
+    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+    started = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            processes.start_quietly([_SlowStart(signum, started), _SlowStart(None, started)])
+        assert len(started) == 2  # both started before the kill was raised
+        assert signal.getsignal(signal.SIGTERM) is interrupt and signal.getsignal(signal.SIGINT) is interrupt
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
