@@ -2,14 +2,18 @@
 seconds, a kill while worker processes start, worker counts beyond the cores, a Ray address
 that is not Ray."""
 
+import http.server
+import importlib.util
 import os
 import signal
 import sys
+import threading
 import types
 
 import pytest
 
 from gomoku.game import processes
+from gomoku.training.config import ConfigError, load_config
 from tests.fakes import load_script
 
 
@@ -64,3 +68,49 @@ def test_a_kill_while_workers_start_waits_until_they_have_started(signum, monkey
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason='Ray is not installed (pip install -e ".[ray]")')
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@needs_ray
+def test_a_ray_address_that_is_not_ray_is_a_one_line_error(tmp_path, capsys):
+    """An http.server's port as selfplay.ray_address ran past 150 s with Ray's GCS warnings."""
+    import ray
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHandler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    address = f"127.0.0.1:{server.server_address[1]}"
+    train = load_script("train")
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert train.main(["--config", "configs/smoke.yaml", "--run-dir", str(tmp_path / "run"), "--no-progress",
+                           "--set", "selfplay.backend=ray", "--set", f"selfplay.ray_address={address}"]) == 1
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        server.shutdown()
+        server.server_close()
+    assert capsys.readouterr().err == (
+        f"error: selfplay.ray_address '{address}': no Ray cluster to join at {address} (something listens there, "
+        "but it does not answer as Ray does (gRPC)); start one with `ray start --head`, or leave "
+        "selfplay.ray_address empty for a local one\n")
+    assert not ray.is_initialized()
+
+
+@pytest.mark.parametrize("address, message", [
+    ("127.0.0.1:99999", "the port must be from 1 to 65535, got 99999"),
+    ("127.0.0.1:0", "the port must be from 1 to 65535, got 0"),
+    ("127.0.0.1", "expected HOST:PORT (or auto, or empty for a local instance), got '127.0.0.1'")])
+def test_a_ray_port_out_of_range_is_a_config_error_naming_the_key(address, message):
+    """Port 99999 was reported as "Connection refused"."""
+    with pytest.raises(ConfigError) as error:
+        load_config("configs/smoke.yaml", [f"selfplay.ray_address={address}"])
+    assert str(error.value) == f"selfplay.ray_address: {message}"
