@@ -10,10 +10,15 @@ import sys
 import threading
 import types
 
+import numpy as np
 import pytest
+import torch
 
 from gomoku.game import processes
+from gomoku.training import actors
+from gomoku.training.actors import PoolActors
 from gomoku.training.config import ConfigError, load_config
+from gomoku.training.messages import SelfPlayResult
 from tests.fakes import load_script
 
 
@@ -114,3 +119,38 @@ def test_a_ray_port_out_of_range_is_a_config_error_naming_the_key(address, messa
     with pytest.raises(ConfigError) as error:
         load_config("configs/smoke.yaml", [f"selfplay.ray_address={address}"])
     assert str(error.value) == f"selfplay.ray_address: {message}"
+
+
+class _CountingPool:
+    """A pool of ``n`` workers that records the tasks it is given and answers nothing."""
+
+    server = None
+
+    def __init__(self, n: int):
+        self.n, self.tasks = n, []
+
+    def __len__(self):
+        return self.n
+
+    def run(self, tasks, on_progress=None):
+        self.tasks = tasks
+        return [SelfPlayResult() for _ in tasks]
+
+
+@pytest.mark.parametrize("workers, games, expected", [(64, 12, [1] * 12), (2, 16, [8, 8]), (3, 4, [2, 1, 1]),
+                                                      (4, 4, [1, 1, 1, 1])])
+def test_self_play_games_are_shared_out_without_a_game_for_every_worker(workers, games, expected):
+    """selfplay.workers=64 played 78 games for a 12-game target: every worker played at least one."""
+    pool = _CountingPool(workers)
+    PoolActors(pool).self_play(games, np.random.default_rng(0))
+    assert [task.min_games for task in pool.tasks] == expected
+
+
+def test_more_workers_than_the_cores_hold_are_capped_and_said(monkeypatch):
+    monkeypatch.setattr(actors.os, "cpu_count", lambda: 2)
+    assert [actors.resolve_workers(n) for n in (0, 1, 3, 4, 64)] == [2, 1, 3, 4, 4]
+    config = load_config("configs/smoke.yaml", ["selfplay.workers=64", "selfplay.runtime=torch",
+                                                "selfplay.inference=worker", "selfplay.device=cpu"])
+    assert actors.selfplay_description(config, torch.device("cpu")) == (
+        "4 worker processes, 4 games at once each, nets on cpu (torch) (selfplay.workers=64 capped at 4, "
+        "2 per CPU core (2 here))")
