@@ -15,6 +15,8 @@ import pytest
 import torch
 
 from gomoku.game import processes
+from gomoku.game.arena import ForfeitReason, play_game
+from gomoku.players import RandomPlayer, external, make_player
 from gomoku.training import actors
 from gomoku.training.actors import PoolActors
 from gomoku.training.config import ConfigError, load_config
@@ -154,3 +156,22 @@ def test_more_workers_than_the_cores_hold_are_capped_and_said(monkeypatch):
     assert actors.selfplay_description(config, torch.device("cpu")) == (
         "4 worker processes, 4 games at once each, nets on cpu (torch) (selfplay.workers=64 capped at 4, "
         "2 per CPU core (2 here))")
+
+
+def test_an_engine_that_never_answers_start_costs_a_wait_that_follows_the_clock(tmp_path, monkeypatch):
+    """An engine that never answered START cost 60 s a game at a 500 ms clock."""
+    assert external.start_wait(500) == external.START_FLOOR_S  # 20 turns of 500 ms: the floor
+    assert external.start_wait(2000) == external.START_TURNS * 2.0
+    assert external.start_wait(external.MAX_TURN_MS) == external.START_TIMEOUT
+    engine = tmp_path / "mute.py"
+    engine.write_text("import sys\nfor line in sys.stdin:\n    pass\n")  # reads everything, answers nothing
+    player = make_player(f"pbrain:{engine}:500")
+    assert player.start_timeout == external.start_wait(500)
+    monkeypatch.setattr(external, "START_FLOOR_S", 0.2)  # a quick test: the same rule, a shorter floor
+    player = make_player(f"pbrain:{engine}:5")
+    try:
+        record = play_game(player, RandomPlayer())
+    finally:
+        player.close()
+    assert record.forfeit.reason is ForfeitReason.SILENT and record.winner == 2
+    assert record.forfeit.detail == "no answer to START within 0.2 s"
