@@ -13,7 +13,7 @@ import pytest
 
 from gomoku.game.arena import MatchResult, Terminated, colours_note, play_game
 from gomoku.game.outputs import LOCK_SUFFIX, MatchOutputs, OutputInUse
-from gomoku.players import RandomPlayer, parse_spec
+from gomoku.players import RUN_BEST_MODEL, RUN_CHECKPOINT, RandomPlayer, parse_spec
 from tests.fakes import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -165,3 +165,20 @@ def test_absurd_match_sizes_are_refused_in_one_line(capsys):
     with pytest.raises(ValueError, match=r"the time must be at most 86400 s \(a day\), got '99999999999999999999ms'"):
         parse_spec("pure:99999999999999999999ms")
     assert parse_spec("pure:86400s").seconds == 86400
+
+
+def test_a_runs_best_pt_before_its_first_evaluation_points_to_its_checkpoint(tmp_path, capsys):
+    """README's evaluate.py --player az:runs/9x9/best.pt:400 early in a run said "no checkpoint",
+    with no hint that best.pt comes at the first evaluation and checkpoint.pt plays meanwhile."""
+    from gomoku.training.evaluation import BEST_MODEL
+    from gomoku.training.pipeline import CHECKPOINT
+
+    assert (RUN_BEST_MODEL, RUN_CHECKPOINT) == (BEST_MODEL, CHECKPOINT)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / CHECKPOINT).write_bytes(b"")  # its first iteration's save (only its name matters here)
+    script = load_script("evaluate")
+    assert script.main(["--player", f"az:{run / BEST_MODEL}:400", "--opponent", "random", "--games", "2"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: no checkpoint at {run / BEST_MODEL} yet: a run writes it at its first evaluation (every "
+        f"eval.check_freq games); until then play its latest model, az:{run / CHECKPOINT}:400\n")
