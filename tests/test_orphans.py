@@ -48,8 +48,7 @@ def alive(pid: int) -> bool:
 def kill_and_check(command: list[str], expected: int, tmp_path: Path) -> None:
     """Run ``command``, wait until it has ``expected`` processes below it, SIGKILL it: none of
     them may be alive ``AFTER_PARENT_S`` later."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     below: set[int] = set()
     try:
