@@ -9,7 +9,6 @@ the slowest answers, and optionally write them as JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path

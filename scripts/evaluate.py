@@ -14,7 +14,6 @@ SIGKILL loses only the game in flight; a file that another run is writing is ref
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -234,13 +233,14 @@ def play(args: argparse.Namespace, player_spec: str, opponents: list[str], outpu
     sys.stdout.flush()
     try:  # the files' final content, in match order
         outputs.write_games(game_lines(results, common))
-        outputs.write_summary(summary(args, player_spec, results, common, *(
-            (interrupted.played, interrupted.planned) if interrupted else ()), interrupted=bool(interrupted)),
-            final=True)
+        outputs.write_summary(summary(args, player_spec, results, common, interrupted.played, interrupted.planned,
+                                      interrupted=True) if interrupted else summary(args, player_spec, results, common),
+                              final=True)
     except OutputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     return stop_reason(interrupted.cause)[1] if interrupted else 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

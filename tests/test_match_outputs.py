@@ -3,7 +3,6 @@ match scripts' messages after a stop (colours, the playouts footer, absurd sizes
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time

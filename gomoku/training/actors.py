@@ -101,8 +101,8 @@ def shares(games: int, workers: int) -> list[int]:
 
 
 class PoolActors:
-    """The games shared out over a pool's workers: self-play ``shares`` (one seed each), evaluation games ``i, i + n, ...`` on worker ``i``. With an inference server,
-    ``serve_net`` is the server's net when it is a copy of the trainer's (kept up to date here)."""
+    """The games shared out over a pool's workers: self-play ``shares`` (one seed each), evaluation
+    games ``i, i + n, ...`` on worker ``i``. With an inference server, ``serve_net`` is the server's net when it is a copy of the trainer's (kept up to date here)."""
 
     def __init__(self, pool, serve_net: torch.nn.Module | None = None):
         self.pool = pool
