@@ -17,7 +17,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import (MatchResult, close_players, colours_note, format_table, game_line,  # noqa: E402
+from gomoku.game.arena import (MAX_MATCH_GAMES, MatchResult, close_players, colours_note, format_table, game_line,  # noqa: E402
                                game_lines, home_board, output_problem, play_openings, player_name, random_openings,
                                stop_on_signals, stop_reason)
 from gomoku.game.outputs import MatchOutputs, OutputError  # noqa: E402
@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--player-c-puct must be a positive number, got {args.player_c_puct:g}")
         if spec_kind(args.player) not in ("az", None):
             parser.error(f"--player-c-puct is for an az player, not {args.player!r}")
-    if args.openings < 1:
-        parser.error(f"--openings must be at least 1, got {args.openings}")
+    if not 1 <= args.openings <= MAX_MATCH_GAMES // 2:  # each played twice
+        parser.error(f"--openings must be from 1 to {MAX_MATCH_GAMES // 2:,}, got {args.openings:,}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.centre is not None and args.centre < 0:

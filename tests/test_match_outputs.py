@@ -161,6 +161,10 @@ def test_absurd_match_sizes_are_refused_in_one_line(capsys):
     assert stop.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].endswith(
         "error: --games must be from 1 to 100,000, got 1,000,000,000,000")
+    with pytest.raises(SystemExit):
+        load_script("clock_match").main(["--player", "random", "--opponent", "random", "--openings", "1000000000000"])
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        "error: --openings must be from 1 to 50,000, got 1,000,000,000,000")
     with pytest.raises(ValueError, match=r"the time must be at most 86400 s \(a day\), got '99999999999999999999ms'"):
         parse_spec("pure:99999999999999999999ms")
     assert parse_spec("pure:86400s").seconds == 86400
