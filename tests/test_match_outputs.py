@@ -61,8 +61,8 @@ def test_an_output_in_use_by_another_run_is_refused_in_one_line(tmp_path, capsys
     with MatchOutputs(summary=summary):  # another run writing it
         assert script.main([*match, "--json", str(summary)]) == 2
         err = capsys.readouterr().err
-        assert err == (f"error: --json {summary} is in use by another run (pid {os.getpid()}) "
-                       f"(its lock: {summary}{LOCK_SUFFIX})\n")
+        assert err == (f"error: --json {summary} is in use by another run (pid {os.getpid()}, its lock "
+                       f"{summary}{LOCK_SUFFIX})\n")
         assert not summary.exists()
         assert script.main([*match, "--games-out", str(games)]) == 0  # another file: no conflict
     with MatchOutputs(games=games):

@@ -58,8 +58,8 @@ def _lock(path: Path, option: str) -> int | None:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
             os.close(fd)
-            pid = f" (pid {holder})" if holder.isdigit() else ""
-            raise OutputInUse(f"{option} {path} is in use by another run{pid} (its lock: {lock})") from None
+            pid = f"pid {holder}, " if holder.isdigit() else ""
+            raise OutputInUse(f"{option} {path} is in use by another run ({pid}its lock {lock})") from None
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(lock))
         except FileNotFoundError:
