@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gomoku.game.arena import MatchResult, Terminated, colours_note, play_game
-from gomoku.game.outputs import LOCK_SUFFIX, MatchOutputs, OutputInUse
+from gomoku.game.outputs import LOCK_SUFFIX, TEMP_SUFFIX, MatchOutputs, OutputInUse
 from gomoku.players import RUN_BEST_MODEL, RUN_CHECKPOINT, RandomPlayer, parse_spec
 from tests.fakes import load_script
 
@@ -50,7 +50,8 @@ def test_a_sigkill_leaves_the_finished_games_on_disk(tmp_path, script, args):
     result = payload["results"][0] if "results" in payload else payload["result"]
     assert result["games"] == played
     assert [line["game"] for line in finished] == list(range(1, len(finished) + 1))
-    assert not list(tmp_path.glob("*.tmp"))  # each summary replaced whole
+    with MatchOutputs(games, summary):  # the next run: a temp file the kill may have left is gone
+        assert not list(tmp_path.glob(f"*{TEMP_SUFFIX}"))
 
 
 def test_an_output_in_use_by_another_run_is_refused_in_one_line(tmp_path, capsys):
@@ -81,7 +82,12 @@ def test_an_output_in_use_by_another_run_is_refused_in_one_line(tmp_path, capsys
 def test_a_lock_left_by_a_killed_run_holds_nothing(tmp_path):
     summary = tmp_path / "summary.json"
     Path(f"{summary}{LOCK_SUFFIX}").write_text("12345\n")  # a run killed while it held the file
+    half = tmp_path / f".summary.json.k1ll3d00{TEMP_SUFFIX}"  # ... and was writing it
+    half.write_text('{"games"')
+    other = tmp_path / f".other.json.k1ll3d00{TEMP_SUFFIX}"  # another file's: not this run's to remove
+    other.write_text("{")
     with MatchOutputs(summary=summary) as outputs:
+        assert not half.exists() and other.exists()
         outputs.write_summary({"games": 1})
         with pytest.raises(OutputInUse):
             MatchOutputs(summary=summary)

@@ -10,7 +10,8 @@ summary is.
 Each file is locked for the run (``flock`` on ``FILE.lock`` beside it, which holds the run's pid):
 a second run given the same file is refused with ``OutputInUse`` instead of the last writer
 silently winning. The lock file is removed at ``close``; one left by a killed run holds no lock.
-A file that is not a regular file (``/dev/null``, a pipe) is written directly, unlocked.
+A file that is not a regular file (``/dev/null``, a pipe) is written directly, unlocked. A temp
+file that a kill left behind is removed by the next run given the same file.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ except ImportError:  # pragma: no cover - Windows: no locks
     fcntl = None
 
 LOCK_SUFFIX = ".lock"  # FILE.lock: the lock of FILE
+TEMP_SUFFIX = ".tmp"  # .FILE.XXXXXXXX.tmp: a new FILE being written (one left by a kill is removed by the next run)
 
 
 class OutputError(OSError):
@@ -81,6 +83,10 @@ def _unlock(path: Path, fd: int | None) -> None:
         os.close(fd)
 
 
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
 def write_atomically(path: Path, text: str) -> None:
     """``text`` as the new content of ``path``, all or nothing (a device or a pipe is written
     directly). OutputError naming the file when it cannot be written."""
@@ -89,7 +95,7 @@ def write_atomically(path: Path, text: str) -> None:
             with open(path, "w") as stream:
                 stream.write(text)
             return
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=TEMP_SUFFIX)
         try:
             with os.fdopen(fd, "w") as stream:
                 stream.write(text)
@@ -116,6 +122,8 @@ class MatchOutputs:
             for option, path in (("--games-out", games), ("--json", summary)):
                 if path is not None and _regular(path):
                     self._locks.append((path, _lock(path, option)))
+                    for stale in path.parent.glob(f"{_temp_prefix(path)}*{TEMP_SUFFIX}"):  # a killed run's
+                        stale.unlink(missing_ok=True)
         except BaseException:
             self.close()
             raise
