@@ -1,8 +1,8 @@
 """A match script's output files (``--games-out``, ``--json``), written a game at a time and held
 by one run at a time.
 
-``MatchOutputs`` appends each finished game to the games file as a JSON line (flushed, so that a
-kill of the script loses at most the game in flight) and rewrites the summary after each game
+``MatchOutputs`` appends each finished game to the games file as a JSON line (in one write, so
+that a kill of the script loses at most the game in flight) and rewrites the summary after each game
 atomically (a temp file in the same folder, then ``os.replace``: a reader sees the old summary or
 the new one, never half of one). At the end the games file is rewritten in match order, as the
 summary is.
@@ -134,9 +134,10 @@ class MatchOutputs:
             return
         try:
             if self._stream is None:
-                self._stream = open(self.games, "w")
-            self._stream.write(json.dumps(line) + "\n")
-            self._stream.flush()
+                self._stream = open(self.games, "wb", buffering=0)  # unbuffered: one write a game, whole
+            data = (json.dumps(line) + "\n").encode()
+            while data:
+                data = data[self._stream.write(data):]
             self._streamed = True
         except OSError as error:
             raise OutputError(f"cannot write {self.games}: {error.strerror or error}") from None
