@@ -297,8 +297,8 @@ def game_line(player: str, opponent: str, index: int, record: GameRecord, own: i
 
 
 def colours_note(results: Sequence[MatchResult]) -> str:
-    """" (colours are not balanced)" when, in a match of ``results``, the player had the first
-    stones in more (or fewer) of its games than the second ones; else ""."""
+    """The note " (colours are not balanced)" when, in a match of ``results``, the player had the
+    first stones in more (or fewer) of its games than the second ones; else ""."""
     unbalanced = [r for r in results if r.own_stones.count(1) != r.own_stones.count(2)]
     return " (colours are not balanced)" if unbalanced else ""
 
