@@ -9,7 +9,6 @@ the slowest answers, and optionally write them as JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -18,9 +17,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import (MatchResult, close_players, format_table, game_lines, home_board,  # noqa: E402
-                               output_problem, play_openings, player_name, random_openings, stop_on_signals,
-                               stop_reason, write_output)
+from gomoku.game.arena import (MAX_MATCH_GAMES, MatchResult, close_players, colours_note, format_table, game_line,  # noqa: E402
+                               game_lines, home_board, output_problem, play_openings, player_name, random_openings,
+                               stop_on_signals, stop_reason)
+from gomoku.game.outputs import MatchOutputs, OutputError  # noqa: E402
 from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, is_positive_number, make_player,  # noqa: E402
                             spec_kind)
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--player-c-puct must be a positive number, got {args.player_c_puct:g}")
         if spec_kind(args.player) not in ("az", None):
             parser.error(f"--player-c-puct is for an az player, not {args.player!r}")
-    if args.openings < 1:
-        parser.error(f"--openings must be at least 1, got {args.openings}")
+    if not 1 <= args.openings <= MAX_MATCH_GAMES // 2:  # each played twice
+        parser.error(f"--openings must be from 1 to {MAX_MATCH_GAMES // 2:,}, got {args.openings:,}")
     if args.seed < 0:
         parser.error(f"--seed must be at least 0, got {args.seed}")
     if args.centre is not None and args.centre < 0:
@@ -91,6 +91,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # more openings than the stones can make
         where = "" if args.centre is None else f" --centre {args.centre}"
         parser.error(f"--openings {args.openings} --stones {args.stones}{where}: {error}")
+    try:  # held until the end: a second run given the same file is refused
+        outputs = MatchOutputs(args.games_out, args.json)
+    except OutputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    with outputs:
+        return play(args, openings, outputs)
+
+
+def play(args: argparse.Namespace, openings: list, outputs: MatchOutputs) -> int:
+    """The match, its table and its files (written a game at a time)."""
     stop_on_signals()  # Ctrl-C and a plain `kill` both stop the games and keep the finished ones
     player = opponent = None
     try:
@@ -115,12 +126,24 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.size}x{args.size}, {N_IN_ROW} in a row, seed {args.seed}", flush=True)
     started = time.time()
     finished = []  # (game index, record) of the games played so far
+    # In the JSON and in every games line:
+    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}
+
+    def so_far() -> MatchResult:
+        result = MatchResult(player_name(player), player_name(opponent))
+        for index, record in finished:
+            result.add(record, player_first=index % 2 == 0, index=index)
+        return result
 
     def progress(index, record):
         finished.append((index, record))
         winner = {1: record.players[0], 2: record.players[1]}.get(record.winner, "draw")
         note = f" ({record.forfeit.reason.value} forfeit)" if record.forfeit else ""
         print(f"game {index + 1}/{2 * len(openings)}: {len(record.moves)} moves, {winner}{note}", flush=True)
+        outputs.add_game(game_line(player_name(player), player_name(opponent), index, record,
+                                   1 if index % 2 == 0 else 2, common))
+        outputs.write_summary(payload(args, so_far(), started, answer_times(player, opponent), common,
+                                      len(finished), 2 * len(openings)))
 
     interrupted = None
     try:
@@ -131,41 +154,52 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{reason} before any game finished: no results", file=sys.stderr)
             return status
         interrupted = stop
+        result = so_far()
         print(f"{reason} after {len(finished)} of {2 * len(openings)} games: the results of the finished "
-              "games follow (colours are not balanced)", file=sys.stderr)
-        result = MatchResult(player_name(player), player_name(opponent))
-        for index, record in finished:
-            result.add(record, player_first=index % 2 == 0, index=index)
+              f"games follow{colours_note([result])}", file=sys.stderr)
+    except OSError as error:  # a file could not be written
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     finally:
         close_players(player, opponent)
     print(format_table([result]))  # the player named above the row: its wins, draws, losses
     print(result.format_stats())
-    answers = {name: getattr(p, "answer_times", None) for name, p in (("player", player), ("opponent", opponent))}
-    answers = {name: times for name, times in answers.items() if times}
+    answers = answer_times(player, opponent)
     for name, times in answers.items():
         print(f"answers through the protocol, {name}: median {np.median(times) * 1000:.0f} ms, "
               f"slowest {max(times) * 1000:.0f} ms over {len(times)}")
-    # In the JSON and in every games line:
-    common = {"seed": args.seed, "player_c_puct": args.player_c_puct, "check_nodes": args.check_nodes}
-    if args.games_out and (problem := write_output(args.games_out, "".join(
-            json.dumps(line) + "\n" for line in game_lines([result], common)))):
-        print(f"error: {problem}", file=sys.stderr)
+    try:  # the files' final content
+        outputs.write_games(game_lines([result], common))
+        outputs.write_summary(payload(args, result, started, answers, common, len(finished), 2 * len(openings),
+                                      interrupted=interrupted is not None), final=True)
+    except OutputError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 1
-    if args.json:
-        payload = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
-                   "stones": args.stones, "centre": args.centre, "size": args.size, **common,
-                   "minutes": (time.time() - started) / 60,
-                   "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
-                                         "p95": round(float(np.percentile(times, 95)) * 1000, 1),
-                                         "slowest": round(max(times) * 1000, 1)} for name, times in answers.items()},
-                   "result": result.to_dict(timing=True)}
-        if interrupted:
-            payload.update(interrupted=True, games_played=len(finished), games_planned=2 * len(openings))
-        if problem := write_output(args.json, json.dumps(payload, indent=2) + "\n"):
-            print(f"error: {problem}", file=sys.stderr)
-            return 1
     return stop_reason(interrupted)[1] if interrupted else 0
 
+
+def answer_times(player, opponent) -> dict[str, list[float]]:
+    """The answer times through the protocol of the players that have them (pbrain engines)."""
+    answers = {name: getattr(p, "answer_times", None) for name, p in (("player", player), ("opponent", opponent))}
+    return {name: times for name, times in answers.items() if times}
+
+
+def payload(args: argparse.Namespace, result: MatchResult, started: float, answers: dict, common: dict,
+            played: int, planned: int, interrupted: bool = False) -> dict:
+    """The --json payload; while the match goes on (``played`` of ``planned`` games so far) or once
+    interrupted, how far it got."""
+    data = {"player_spec": args.player, "opponent_spec": args.opponent, "openings": args.openings,
+            "stones": args.stones, "centre": args.centre, "size": args.size, **common,
+            "minutes": (time.time() - started) / 60,
+            "answers_ms": {name: {"count": len(times), "median": round(float(np.median(times)) * 1000, 1),
+                                  "p95": round(float(np.percentile(times, 95)) * 1000, 1),
+                                  "slowest": round(max(times) * 1000, 1)} for name, times in answers.items()},
+            "result": result.to_dict(timing=True)}
+    if interrupted:
+        data.update(interrupted=True, games_played=played, games_planned=planned)
+    elif played < planned:
+        data.update(in_progress=True, games_played=played, games_planned=planned)
+    return data
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,24 +6,25 @@
 Player specs: see ``python scripts/evaluate.py --help``. Ctrl-C or a plain ``kill`` (SIGTERM), also
 of a background job, stops at once and prints (and writes, with ``--json``) the results of the games
 finished so far; the exit status is then 130 (143 for SIGTERM). With no game finished there is no
-table and no file, only a line that says so.
+table and no file, only a line that says so. ``--games-out`` and ``--json`` are written a game at a
+time (a line appended, the summary replaced, with "in_progress": true until the end), so that even a
+SIGKILL loses only the game in flight; a file that another run is writing is refused.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-try:
-    import gomoku  # noqa: F401  (installed, or run from the repo root with it on the path)
-except ImportError:  # run as a plain script from a checkout: make the repo root importable
+if str(REPO_ROOT) not in sys.path:  # this checkout's package, before an installed one (of another checkout)
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.game.arena import (EvaluationInterrupted, evaluate, format_table, game_lines, home_board,  # noqa: E402
-                               name_width, output_problem, stop_on_signals, stop_reason, write_output)
+from gomoku.game.arena import (MAX_MATCH_GAMES, EvaluationInterrupted, colours_note, evaluate,  # noqa: E402
+                               format_match_stats, format_table, game_line, game_lines, home_board, match_results,
+                               output_problem, stop_on_signals, stop_reason)
+from gomoku.game.outputs import MatchOutputs, OutputError, OutputInUse  # noqa: E402
 from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed,  # noqa: E402
                              is_positive_number, parse_spec, spec_kind)
 from gomoku.players.search import PLAYER_C_PUCT  # noqa: E402
@@ -81,8 +82,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--size must be at most {MAX_SIZE}, got {args.size}")
     if args.check_nodes is not None and args.check_nodes < 0:
         parser.error(f"--check-nodes must be at least 0, got {args.check_nodes}")
-    if args.games < 1:
-        parser.error("--games must be at least 1")
+    if not 1 <= args.games <= MAX_MATCH_GAMES:
+        parser.error(f"--games must be from 1 to {MAX_MATCH_GAMES:,}, got {args.games:,}")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.leaves < 1:
@@ -157,13 +158,51 @@ def main(argv: list[str] | None = None) -> int:
     if az_options and None not in kinds and "az" not in kinds:  # (a bad spec is reported below)
         print(f"error: {' '.join(az_options)}: for az players, and none plays in this match", file=sys.stderr)
         return EXIT_USAGE
+    try:  # held until the end: a second run given the same file is refused
+        outputs = MatchOutputs(args.games_out, args.json)
+    except OutputInUse as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except OutputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    with outputs:
+        return play(args, player_spec, opponents, outputs)
+
+
+def summary(args: argparse.Namespace, player_spec: str, results: list, common: dict, played: int | None = None,
+            planned: int | None = None, interrupted: bool = False) -> dict:
+    """The --json payload: the matches' results; while they go on (``played`` of ``planned``
+    games so far) or once interrupted, how far they got."""
+    payload = {"player_spec": player_spec, "games": args.games, **common, "size": args.size,
+               "n_in_row": args.n_in_row, "results": [r.to_dict(timing=True) for r in results]}
+    if interrupted:
+        payload.update(interrupted=True, games_played=played, games_planned=planned)
+    elif played is not None:
+        payload.update(in_progress=True, games_played=played, games_planned=planned)
+    return payload
+
+
+def play(args: argparse.Namespace, player_spec: str, opponents: list[str], outputs: MatchOutputs) -> int:
+    """The matches, their table and their files (written a game at a time)."""
+    common = {"seed": args.seed, "options": search_options(args)}  # in the JSON and every games line (to replay it)
+    records = {}  # (match, index): the games finished so far
+    planned = args.games * len(opponents)
+
+    def on_game(match, index, record):
+        records[match, index] = record
+        result = match_results(player_spec, opponents, {(match, index): record})[match]
+        outputs.add_game(game_line(result.player, result.opponent, index, record, result.own_stones[0], common))
+        outputs.write_summary(summary(args, player_spec, match_results(player_spec, opponents, records), common,
+                                      len(records), planned))
+
     interrupted = None
     try:
         results = evaluate(player_spec, opponents, args.games, seed=args.seed, width=args.size,
                            height=args.size, n_in_row=args.n_in_row, progress=not args.no_progress,
                            workers=args.workers, seconds=args.seconds, leaves_per_step=args.leaves,
                            forced_moves=not args.no_forced_moves, vcf=not args.no_vcf,
-                           check_nodes=args.check_nodes, c_puct=args.c_puct)
+                           check_nodes=args.check_nodes, c_puct=args.c_puct, on_game=on_game)
     except ValueError as error:  # a bad spec, checkpoint or board size: say why, no traceback
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -174,12 +213,12 @@ def main(argv: list[str] | None = None) -> int:
             return status
         results, interrupted = stop.results, stop
         print(f"{reason} after {stop.played} of {stop.planned} games: the results of the finished games "
-              "follow (colours are not balanced)", file=sys.stderr)
+              f"follow{colours_note(results)}", file=sys.stderr)
     except KeyboardInterrupt as stop:  # before the first game (loading the players)
         reason, status = stop_reason(stop)
         print(f"{reason} before any game was played", file=sys.stderr)
         return status
-    except (RuntimeError, OSError) as error:  # a worker process died, a file vanished...
+    except (RuntimeError, OSError) as error:  # a worker process died, a file could not be written...
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
     print(f"{args.games} game{'s' * (args.games != 1)} per opponent, {args.size}x{args.size}, "
@@ -190,22 +229,16 @@ def main(argv: list[str] | None = None) -> int:
     timed = args.seconds is not None or any(is_timed(spec) for spec in (player_spec, *opponents))  # (a cap too)
     if timed or any(r.side_stats().playouts or r.side_stats(opponent=True).playouts for r in results if r.games):
         print("moves: playouts reached" + (", thinking time" if timed else ""))
-        width = name_width([name for result in results for name in (result.player, result.opponent)])
-        print("\n".join(result.format_stats(timing=timed, width=width) for result in results if result.games))
+        print(format_match_stats(results, timing=timed))
     sys.stdout.flush()
-    common = {"seed": args.seed, "options": search_options(args)}  # in the JSON and every games line (to replay it)
-    if args.games_out and (problem := write_output(args.games_out, "".join(
-            json.dumps(line) + "\n" for line in game_lines(results, common)))):
-        print(f"error: {problem}", file=sys.stderr)
+    try:  # the files' final content, in match order
+        outputs.write_games(game_lines(results, common))
+        outputs.write_summary(summary(args, player_spec, results, common, interrupted.played, interrupted.planned,
+                                      interrupted=True) if interrupted else summary(args, player_spec, results, common),
+                              final=True)
+    except OutputError as error:
+        print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
-    if args.json:
-        payload = {"player_spec": player_spec, "games": args.games, **common, "size": args.size,
-                   "n_in_row": args.n_in_row, "results": [r.to_dict(timing=True) for r in results]}
-        if interrupted:
-            payload.update(interrupted=True, games_played=interrupted.played, games_planned=interrupted.planned)
-        if problem := write_output(args.json, json.dumps(payload, indent=2) + "\n"):
-            print(f"error: {problem}", file=sys.stderr)
-            return EXIT_FAILED
     return stop_reason(interrupted.cause)[1] if interrupted else 0
 
 

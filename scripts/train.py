@@ -94,6 +94,37 @@ def end_message(pipeline, run_dir: Path, target=None, max_minutes: float | None 
     return f"{done}\nno {BEST_MODEL} yet: {no_best_reason(pipeline)} (train longer: the same command with {hint})"
 
 
+def _ignore_signals() -> None:
+    """A second Ctrl-C (or kill) must not cut the message that the first one stopped the run."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+class UsageError(Exception):
+    """A bad config or --device: the message says why, in one line."""
+
+
+def _prepare(args: argparse.Namespace):
+    """The config (None on --resume without --config), checked, with the modules training needs
+    imported (torch among them: seconds, in which an interrupt is likely)."""
+    try:
+        # On resume the run's own config is used, with --set applied to it (in the pipeline); the
+        # --config given, with the same --set, is only checked against it: the command line that
+        # started a run resumes it.
+        config = load_config(args.config, args.set) if args.config is not None else None
+    except ConfigError as error:  # an unreadable file too
+        raise UsageError(error) from None
+    from gomoku.training.actors import device_error
+
+    if args.device is not None and (problem := device_error(args.device)):
+        raise UsageError(problem)
+    import tqdm.contrib.logging  # noqa: F401  (imported here, where an interrupt is expected)
+
+    import gomoku.training.pipeline  # noqa: F401
+    import gomoku.training.rundir  # noqa: F401
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--config", help="YAML config, e.g. configs/9x9.yaml (with --resume: optional, the run "
@@ -122,18 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        # On resume the run's own config is used, with --set applied to it (in the pipeline); the
-        # --config given, with the same --set, is only checked against it: the command line that
-        # started a run resumes it.
-        config = load_config(args.config, args.set) if args.config is not None else None
-    except ConfigError as error:  # an unreadable file too
+        config = _prepare(args)
+    except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from gomoku.training.actors import device_error
-
-    if args.device is not None and (problem := device_error(args.device)):
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:  # in an import (torch's takes seconds) or while reading the config
+        _ignore_signals()
+        print("\ninterrupted before training started; nothing was written", file=sys.stderr)
+        return 130
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from gomoku.training.messages import WorkerError
@@ -153,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         with logging_redirect_tqdm():  # log lines above the progress bar, not through it
             pipeline.run(max_iterations=target.iterations, max_wall_s=target.wall_s)
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this message
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _ignore_signals()
         if pipeline is None and not had_checkpoint and (run_dir / CHECKPOINT).is_file():
             # stopped in the constructor, after the new run's first save (iteration 0)
             print(f"\ninterrupted; the new run is saved in {run_dir} at iteration 0 (continue with --resume)",

@@ -267,8 +267,8 @@ def test_starting_workers_puts_back_a_sigint_handler_python_cannot_read(monkeypa
         return None  # what Python reports for a handler a C library installed
 
     monkeypatch.setattr(signal, "signal", signal_from_c)
-    processes._start_ignoring_sigint([])
-    assert installed == [signal.SIG_IGN, signal.SIG_DFL]
+    processes.start_quietly([])
+    assert installed[2:] == [signal.SIG_DFL, signal.SIG_DFL]  # SIGTERM's and SIGINT's, held while they start
 
 
 class _HoldsALambda(Exception):
@@ -411,7 +411,7 @@ def test_games_keep_their_numbers_when_earlier_ones_did_not_finish():
     """An interrupted run with workers may finish games 1, 2 and 4 but not 3: the games file and
     the forfeits numbered the finished games 1, 2, 3 (game 4, played as White, came out as game 3,
     a Black game's number)."""
-    from gomoku.game.arena import _match_results, game_lines
+    from gomoku.game.arena import match_results, game_lines
     from gomoku.game.forfeit import ForfeitReason, ForfeitRecord
 
     def record(index, forfeit=None):
@@ -420,7 +420,7 @@ def test_games_keep_their_numbers_when_earlier_ones_did_not_finish():
 
     late = ForfeitRecord(1, ForfeitReason.LATE, "answered late")  # Black (the opponent in game 4) forfeits
     records = {(0, 0): record(0), (0, 1): record(1), (0, 3): record(3, late)}
-    [result] = _match_results("p", ["o"], records)
+    [result] = match_results("p", ["o"], records)
     lines = game_lines([result])
     assert [(line["game"], line["player_colour"]) for line in lines] == [(1, "black"), (2, "white"), (4, "white")]
     assert [(index, who) for index, who, _ in result.forfeits()] == [(3, "opponent")]

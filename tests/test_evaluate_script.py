@@ -400,7 +400,7 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
             (["--centre", "-1"], "--centre must be at least 0, got -1"),
             (["--centre", "0", "--openings", "2"],
              "--openings 2 --stones 2 --centre 0: 2 stones do not fit the 1 point(s) within 0 of the centre"),
-            (["--openings", "0"], "--openings must be at least 1, got 0"),
+            (["--openings", "0"], "--openings must be from 1 to 50,000, got 0"),
             (["--check-nodes", "-1"], "--check-nodes must be at least 0, got -1"),
             (["--player-c-puct", "0"], "--player-c-puct must be a positive number, got 0"),
             (["--player-c-puct", "nan"], "--player-c-puct must be a positive number, got nan"),

@@ -183,7 +183,10 @@ def test_an_address_with_no_cluster_is_a_quick_error():
     for bad in ("nohost", "127.0.0.1:port", ":6379"):
         with pytest.raises(WorkerError, match="expected HOST:PORT"):
             check_reachable(bad)
-    with socket.socket() as server:  # something listens: the check lets ray.init go on
+    with socket.socket() as server:  # something listens, and says nothing: not Ray either
         server.bind(("127.0.0.1", 0))
         server.listen()
-        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        with pytest.raises(WorkerError, match=f"no Ray cluster to join at {address} \\(something listens there, "
+                                              "but gave no answer within 0.5 s\\)"):
+            check_reachable(address, timeout_s=0.5)

@@ -29,6 +29,7 @@ from gomoku.players.classical import HumanPlayer, InputEnded
 
 log = logging.getLogger(__name__)
 
+MAX_MATCH_GAMES = 100_000  # games a match of ``evaluate`` may have (each is planned, and seeded, up front)
 OPENING_TRIES = 1000  # draws per opening asked for before random_openings gives up
 
 Z_95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
@@ -236,15 +237,8 @@ class MatchResult:
         (mean and slowest move; wall-clock, so it differs from run to run); the names in a column
         ``width`` wide (default: wide enough for both)."""
         width = width or name_width([self.player, self.opponent])
-        lines = []
-        for name, side in ((self.player, self.side_stats()), (self.opponent, self.side_stats(opponent=True))):
-            line = f"  {name:<{width}} " + (f"{side.playouts_per_move:8.0f} playouts/searched move"
-                                                   if side.playouts else f"{'-':>8} playouts/searched move")
-            if timing:
-                mean = side.seconds / side.moves if side.moves else 0.0
-                line += f"  {mean:6.3f} s/move  slowest {side.slowest:6.3f} s"
-            lines.append(line)
-        return "\n".join(lines)
+        return "\n".join(format_side(name, side, timing, width) for name, side in (
+            (self.player, self.side_stats()), (self.opponent, self.side_stats(opponent=True))))
 
     def to_dict(self, timing: bool = False) -> dict:
         """The match as JSON data (no score and no interval, None, before any game); ``timing`` adds
@@ -276,36 +270,64 @@ def table_header(width: int = NAME_WIDTH) -> str:
 
 
 def game_lines(results: Sequence[MatchResult], common: dict | None = None) -> list[dict]:
-    """Every game of ``results`` as JSON data, one dict a game in match and game order: the
-    opponent, the game's place in its match, the board, the player's colour (black moves first),
-    the result from the player's side, the moves in standard notation (``play.py --moves``
+    """Every game of ``results`` as JSON data (``game_line``), one dict a game in match and game order."""
+    return [game_line(result.player, result.opponent, index, record, own, common)
+            for result in results for index, record, own in zip(result.indices, result.records, result.own_stones)]
+
+
+def game_line(player: str, opponent: str, index: int, record: GameRecord, own: int,
+              common: dict | None = None) -> dict:
+    """One game of ``player`` (on stones ``own``) against ``opponent`` as JSON data: the opponent,
+    the game's place in its match (``index`` + 1), the board, the player's colour (black moves
+    first), the result from the player's side, the moves in standard notation (``play.py --moves``
     replays them), how many of them were the opening's (not played by either side), each mover's
     own estimate after its move (``GameRecord.values``, one a move), a forfeit's reason, and then
     ``common``: what every game shares (the command's seed and search options), so that a line
     alone says how to play its game again."""
+    board = Board(record.width, record.height, record.n_in_row, start_player=record.start_player)
+    outcome = "draw" if record.winner == DRAW else "win" if record.winner == own else "loss"
+    return {"player": player, "opponent": opponent, "game": index + 1,
+            "width": record.width, "height": record.height, "n_in_row": record.n_in_row,
+            "player_colour": "black" if own == record.start_player else "white",
+            "result": outcome, "plies": len(record.moves),
+            "moves": ",".join(format_point(board, move) for move in record.moves),
+            "opening": record.opening,
+            "values": [None if v is None else round(v, 3) for v in record.values],
+            "forfeit": record.forfeit.reason.value if record.forfeit else None, **(common or {})}
+
+
+def colours_note(results: Sequence[MatchResult]) -> str:
+    """The note " (colours are not balanced)" when, in a match of ``results``, the player had the
+    first stones in more (or fewer) of its games than the second ones; else ""."""
+    unbalanced = [r for r in results if r.own_stones.count(1) != r.own_stones.count(2)]
+    return " (colours are not balanced)" if unbalanced else ""
+
+
+def format_match_stats(results: Sequence[MatchResult], timing: bool = True) -> str:
+    """The playouts (and with ``timing`` the thinking time) of a player's matches: its own line
+    once, over all of its games, then one line per opponent (matches without games left out)."""
+    played = [result for result in results if result.games]
+    if len(played) == 1:
+        return played[0].format_stats(timing=timing)
+    width = name_width([name for result in played for name in (result.player, result.opponent)])
     lines = []
-    for result in results:
-        for index, record, own in zip(result.indices, result.records, result.own_stones):
-            board = Board(record.width, record.height, record.n_in_row, start_player=record.start_player)
-            outcome = "draw" if record.winner == DRAW else "win" if record.winner == own else "loss"
-            lines.append({"player": result.player, "opponent": result.opponent, "game": index + 1,
-                          "width": record.width, "height": record.height, "n_in_row": record.n_in_row,
-                          "player_colour": "black" if own == record.start_player else "white",
-                          "result": outcome, "plies": len(record.moves),
-                          "moves": ",".join(format_point(board, move) for move in record.moves),
-                          "opening": record.opening,
-                          "values": [None if v is None else round(v, 3) for v in record.values],
-                          "forfeit": record.forfeit.reason.value if record.forfeit else None, **(common or {})})
-    return lines
+    for player in dict.fromkeys(result.player for result in played):
+        own = [result for result in played if result.player == player]
+        total = sum((result.side_stats() for result in own), SideStats())
+        lines.append(format_side(f"{player} (all games)", total, timing, width + len(" (all games)")))
+        lines.extend(format_side(result.opponent, result.side_stats(opponent=True), timing,
+                                 width + len(" (all games)")) for result in own)
+    return "\n".join(lines)
 
 
-def write_output(path: Path, text: str) -> str | None:
-    """Write ``text`` to ``path``; why it could not be written (None: it was)."""
-    try:
-        path.write_text(text)
-    except OSError as error:
-        return f"cannot write {path}: {error.strerror or error}"
-    return None
+def format_side(name: str, side: SideStats, timing: bool, width: int) -> str:
+    """One side's line of ``MatchResult.format_stats``: playouts per move, and the thinking time."""
+    line = f"  {name:<{width}} " + (f"{side.playouts_per_move:8.0f} playouts/searched move"
+                                    if side.playouts else f"{'-':>8} playouts/searched move")
+    if timing:
+        mean = side.seconds / side.moves if side.moves else 0.0
+        line += f"  {mean:6.3f} s/move  slowest {side.slowest:6.3f} s"
+    return line
 
 
 def output_problem(path: Path, option: str = "--json") -> str | None:
@@ -506,7 +528,8 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
              width: int = DEFAULT_SIZE, height: int = DEFAULT_SIZE, n_in_row: int = DEFAULT_N_IN_ROW,
              progress: bool = False, workers: int = 1, seconds: float | None = None, leaves_per_step: int = 1,
              forced_moves: bool = True, vcf: bool = True, vct: bool = True,
-             check_nodes: int | None = None, c_puct: float | None = None) -> list[MatchResult]:
+             check_nodes: int | None = None, c_puct: float | None = None,
+             on_game: Callable[[int, int, GameRecord], None] | None = None) -> list[MatchResult]:
     """One match of ``player_spec`` against each opponent spec, colours alternating.
 
     Every game gets fresh players with seeds derived from ``seed`` and the game's place, so the
@@ -518,9 +541,12 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
     A bad spec, a checkpoint that does not load or a board one of the players cannot play (an
     az net trained for another size or ``n_in_row``) raises ValueError before any game. Ctrl-C
     raises ``EvaluationInterrupted`` (a KeyboardInterrupt) holding the finished games' results.
+    ``on_game(match, index, record)`` is called after each finished game (in the order they finish:
+    with workers, not necessarily the match order), with the opponent's place in
+    ``opponent_specs`` and the game's in its match.
     """
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
+    if not 1 <= games <= MAX_MATCH_GAMES:
+        raise ValueError(f"games must be from 1 to {MAX_MATCH_GAMES:,}, got {games:,}")
     board = Board(width, height, n_in_row)  # a bad size raises here
     for spec in (player_spec, *opponent_specs):  # fail at once on a bad spec, checkpoint or board
         built = make_player(spec, seed=0, seconds=seconds)
@@ -551,22 +577,24 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
     try:
         for match, index, record in outcomes:
             records[match, index] = record
+            if on_game is not None:
+                on_game(match, index, record)
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt as stop:  # Ctrl-C, or what the caller turned into one (SIGTERM, end of input)
         if hasattr(outcomes, "close"):
             outcomes.close()  # stops the workers now, not when the generator is collected
-        raise EvaluationInterrupted(_match_results(player_spec, opponent_specs, records), len(records),
+        raise EvaluationInterrupted(match_results(player_spec, opponent_specs, records), len(records),
                                     len(jobs), stop) from None
     finally:
         if hasattr(outcomes, "close"):
             outcomes.close()
         if bar is not None:
             bar.close()
-    return _match_results(player_spec, opponent_specs, records)
+    return match_results(player_spec, opponent_specs, records)
 
 
-def _match_results(player_spec: str, opponent_specs: Sequence[str],
+def match_results(player_spec: str, opponent_specs: Sequence[str],
                    records: dict[tuple[int, int], GameRecord]) -> list[MatchResult]:
     """One MatchResult per opponent over the finished games, in game order (so the same games
     give the same results whatever order the workers finished them in)."""

@@ -7,20 +7,29 @@ search once, and every worker is a fork of it, ready in milliseconds instead of 
 ``spawn`` takes to import them again (a restarted worker, each evaluation, each test). It is as
 safe as ``spawn`` with threads: the server is a fresh process, not a fork of this one. Elsewhere
 (Windows) ``spawn``.
+
+A worker cannot outlive the process that started it (``die_with_parent``): killed with SIGKILL,
+that process stops no one, and its workers, forked by the forkserver (not its children, so out of
+reach of a parent-death signal), would wait for tasks forever, holding the forkserver and the
+resource tracker alive with them.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import pickle
 import queue
 import signal
 import threading
+import time
+from multiprocessing.connection import wait
 from typing import Callable, Iterable, Iterator
 
 PRELOAD = ["numpy", "torch", "onnxruntime", "mcts", "nets"]  # a missing one is skipped
 WORKER_POLL = 0.5  # seconds between checks that the worker processes are still alive
 WORKER_STOP = 3.0  # seconds to wait for a terminated worker before killing it
+EXIT_ORPHANED = 128 + signal.SIGTERM  # a worker's exit status once its parent is gone
 
 
 def worker_context():
@@ -47,7 +56,7 @@ def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: b
     for _ in processes:
         job_queue.put(None)
     try:
-        _start_ignoring_sigint(processes)
+        start_quietly(processes)
         for _ in jobs:
             while True:
                 try:
@@ -73,7 +82,28 @@ def run_in_processes(function: Callable, jobs: list, workers: int, uses_torch: b
         results.cancel_join_thread()
 
 
+def die_with_parent() -> None:
+    """In a worker process: end it once the process that started it has ended, however that
+    ended. A thread waits on the parent's sentinel (the end of a pipe only the parent holds,
+    which multiprocessing gives every child, forked by a forkserver or spawned), then sends this
+    process SIGTERM, so that its finalizers run (an external engine's process group is killed),
+    and ends it at once after ``WORKER_STOP`` seconds if that did not (the main thread in code that
+    does not check signals, an exit that waits on a queue no one reads)."""
+    parent = mp.parent_process()
+    if parent is None:  # not a multiprocessing child
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(WORKER_STOP)
+        os._exit(EXIT_ORPHANED)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _init_worker(uses_torch: bool) -> None:
+    die_with_parent()
     # Ctrl-C is the parent's to handle: it stops the workers itself, with SIGTERM, which ends a
     # worker as an exit does, so that its finalizers run (an external engine's process group is
     # killed by its player's: gomoku.players.external).
@@ -110,18 +140,33 @@ def _pickled(kind: str, payload) -> tuple[str, bytes]:
         return "error", pickle.dumps(RuntimeError(f"{what} (does not pickle)"))
 
 
-def _start_ignoring_sigint(processes: Iterable) -> None:
-    """Start ``processes`` with SIGINT ignored (a spawned process inherits it from its first
-    instruction, so a Ctrl-C while it still imports prints no traceback); the parent's own
-    handler is put back after."""
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+def start_quietly(processes: Iterable) -> None:
+    """Start ``processes`` with SIGTERM (and, from a forkserver, SIGINT) held until they all have
+    started, then raised again: a process whose start was cut short by this one's exit would
+    find the semaphores of its queues gone and print a FileNotFoundError traceback. Spawned
+    processes (no forkserver) start with SIGINT ignored instead, which they inherit from their
+    first instruction, so that a Ctrl-C while they still import prints no traceback either. The
+    parent's own handlers are put back after. Main thread only (elsewhere: a plain start)."""
+    if threading.current_thread() is not threading.main_thread():
+        for process in processes:
+            process.start()
+        return
+    held: list[int] = []
+
+    def hold(signum, frame) -> None:
+        held.append(signum)
+
+    forkserver = "forkserver" in mp.get_all_start_methods()
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, hold),
+                signal.SIGINT: signal.signal(signal.SIGINT, hold if forkserver else signal.SIG_IGN)}
     try:
         for process in processes:
             process.start()
     finally:
-        if in_main:
-            put_back_handler(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            put_back_handler(number, handler)
+        for number in dict.fromkeys(held):
+            signal.raise_signal(number)
 
 
 def put_back_handler(number: int, handler) -> None:

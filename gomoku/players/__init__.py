@@ -33,6 +33,9 @@ SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the
 # one thread (gomoku.pbrain.loader.ENGINE_LEAVES). docs/benchmarks.md, docs/engine.md.
 WINDOW_LEAVES = 8
 WINDOW_THREADS = min(2, os.cpu_count() or 1)
+# A training run's model files, by name (gomoku.training's BEST_MODEL and CHECKPOINT: a test checks
+# they match): best.pt comes at the run's first evaluation, checkpoint.pt at its first iteration.
+RUN_BEST_MODEL, RUN_CHECKPOINT = "best.pt", "checkpoint.pt"
 
 
 def sized_default(default_model: Path, size: int) -> list[Path]:
@@ -60,6 +63,7 @@ PLAYER_SPECS_HELP = """\
 
 # ---------------------------------------------------------------------------- specs
 TIME_UNITS = {"ms": 0.001, "s": 1.0}
+MAX_MOVE_SECONDS = MAX_TURN_MS / 1000  # the longest time a move a spec may ask for: a day, as a pbrain turn
 _TIME = re.compile(r"(\d+(?:\.\d+)?)(ms|s)")
 
 
@@ -114,6 +118,8 @@ def _amount(text: str, spec: str) -> tuple[int | None, float | None]:
         seconds = float(match.group(1)) * TIME_UNITS[match.group(2)]
         if seconds <= 0:
             raise _bad_spec(spec, f"the time must be positive, got {text!r}")
+        if seconds > MAX_MOVE_SECONDS:
+            raise _bad_spec(spec, f"the time must be at most {MAX_MOVE_SECONDS:g} s (a day), got {text!r}")
         return None, seconds
     return _positive_int(text, spec, "PLAYOUTS"), None
 
@@ -217,6 +223,11 @@ def make_player(spec: str, seed: int | None = None, seconds: float | None = None
         from gomoku.players.search import PureMCTSPlayer  # lazy: keeps search code out of light imports
         return PureMCTSPlayer(n_playout=parsed.playouts, seed=seed, seconds=parsed.seconds or seconds)
     if parsed.kind == "az":
+        best = Path(parsed.path)
+        if best.name == RUN_BEST_MODEL and not best.exists() and (latest := best.with_name(RUN_CHECKPOINT)).is_file():
+            raise ValueError(f"no checkpoint at {best} yet: a run writes it at its first evaluation (every "
+                             f"eval.check_freq games); until then play its latest model, "
+                             f"az:{latest}:{spec.strip().rpartition(':')[2]}")
         from gomoku.players.search import AlphaZeroPlayer  # lazy: imports torch
         return AlphaZeroPlayer.from_checkpoint(parsed.path, n_playout=parsed.playouts, seed=seed,
                                                seconds=parsed.seconds or seconds, leaves_per_step=leaves_per_step,

@@ -41,7 +41,18 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TURN_MS = 1000  # a turn when none is given (the spec pbrain:PATH, too)
 MAX_TURN_MS = 24 * 3600 * 1000  # the longest turn a spec may ask for: a day (a longer wait overflows)
-START_TIMEOUT = 60.0  # seconds an engine may take to answer START (loading a net on a busy machine)
+START_TIMEOUT = 60.0  # seconds an engine may take to answer START at most (loading a net on a busy machine)
+# The wait for START's answer follows the clock: START_TURNS turns, at least START_FLOOR_S seconds
+# (the shipped engine answers in ~3 s on a busy 2-core machine), at most START_TIMEOUT. An engine
+# that never answers costs a game 10 s at 500 ms a turn, not a minute.
+START_TURNS = 20
+START_FLOOR_S = 10.0
+
+
+def start_wait(turn_ms: int) -> float:
+    """Seconds an engine playing ``turn_ms`` a turn may take to answer START (see START_TURNS)."""
+    return min(START_TIMEOUT, max(START_FLOOR_S, START_TURNS * turn_ms / 1000))
+
 LATE_GRACE = 0.1  # seconds past the turn time an answer still counts (pipes, a shared machine's scheduler)
 SILENT_WAIT = 1.0  # seconds more to wait for a late answer before calling the engine silent
 END_GRACE = 1.0  # seconds the engine has to exit after END before it is killed
@@ -67,14 +78,15 @@ class PbrainPlayer(Player):
     """A pbrain engine process playing under a turn time of ``turn_ms`` milliseconds."""
 
     def __init__(self, path: str, turn_ms: int = DEFAULT_TURN_MS, args: tuple[str, ...] = (),
-                 max_memory: int | None = None, start_timeout: float = START_TIMEOUT,
+                 max_memory: int | None = None, start_timeout: float | None = None,
                  late_grace: float = LATE_GRACE, silent_wait: float = SILENT_WAIT):
         self.name = f"pbrain:{path}:{turn_ms}"
         self.path = path
         self.command = engine_command(path) + list(args)
         self.turn_ms = turn_ms
         self.max_memory = max_memory
-        self.start_timeout, self.late_grace, self.silent_wait = start_timeout, late_grace, silent_wait
+        self.start_timeout = start_wait(turn_ms) if start_timeout is None else start_timeout
+        self.late_grace, self.silent_wait = late_grace, silent_wait
         self.process: subprocess.Popen | None = None
         self._lines: queue.Queue[tuple[float, bytes | None]] = queue.Queue()  # (arrival time, line)
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)

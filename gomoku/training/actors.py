@@ -13,8 +13,8 @@ Each does three things: ``publish(weights)`` once per version of the net, ``self
 from __future__ import annotations
 
 import logging
-import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -33,8 +33,22 @@ log = logging.getLogger(__name__)
 OnGames = Callable[[int], None]  # games finished (negative: games to be played again)
 
 
+WORKERS_PER_CORE = 2  # worker processes a CPU core at most: more only share the cores (each holds a net)
+
+
 def resolve_workers(requested: int) -> int:
-    return requested if requested > 0 else (os.cpu_count() or 1)
+    """The worker processes ``selfplay.workers`` stands for here: one per CPU core for 0, and at
+    most ``WORKERS_PER_CORE`` a core (64 on 2 cores are 4)."""
+    cores = os.cpu_count() or 1
+    return cores if requested <= 0 else min(requested, WORKERS_PER_CORE * cores)
+
+
+def capped_note(requested: int) -> str:
+    """Words for a ``selfplay.workers`` that ``resolve_workers`` lowered, else ""."""
+    n = resolve_workers(requested)
+    if requested <= n:
+        return ""
+    return f"selfplay.workers={requested} capped at {n}, {WORKERS_PER_CORE} per CPU core ({os.cpu_count() or 1} here)"
 
 
 def draw_seed(rng: np.random.Generator) -> int:
@@ -78,10 +92,17 @@ class InProcessActors:
         pass
 
 
+def shares(games: int, workers: int) -> list[int]:
+    """``games`` shared out over at most ``workers``, as evenly as can be, none given 0 games (a
+    worker plays at least one game a task: 64 workers for 12 games played 78)."""
+    used = min(games, workers)
+    base, extra = divmod(games, used)
+    return [base + (i < extra) for i in range(used)]
+
+
 class PoolActors:
-    """The games shared out over a pool's workers: self-play ``ceil(games / n)`` games each (one
-    seed each), evaluation games ``i, i + n, ...`` on worker ``i``. With an inference server,
-    ``serve_net`` is the server's net when it is a copy of the trainer's (kept up to date here)."""
+    """The games shared out over a pool's workers: self-play ``shares`` (one seed each), evaluation
+    games ``i, i + n, ...`` on worker ``i``. With an inference server, ``serve_net`` is the server's net when it is a copy of the trainer's (kept up to date here)."""
 
     def __init__(self, pool, serve_net: torch.nn.Module | None = None):
         self.pool = pool
@@ -95,8 +116,7 @@ class PoolActors:
     def self_play(self, games: int, rng: np.random.Generator, on_games: OnGames | None = None) -> SelfPlayResult:
         if self.pool.server is not None:
             self.pool.server.evaluator.net.eval()
-        share = math.ceil(games / len(self.pool))
-        answers = self.pool.run([SelfPlayTask(share, draw_seed(rng)) for _ in range(len(self.pool))],
+        answers = self.pool.run([SelfPlayTask(share, draw_seed(rng)) for share in shares(games, len(self.pool))],
                                 on_progress=on_games)
         return sum(answers, SelfPlayResult())
 
@@ -122,6 +142,9 @@ def make_actors(config: Config, net: torch.nn.Module, device: torch.device, rng:
         actors: Actors = PoolActors(RayPool(config, s.workers, s.ray_address, run_dir))
     elif (n := resolve_workers(s.workers)) > 1:
         from gomoku.training.pool import WorkerPool
+
+        if note := capped_note(s.workers):
+            log.warning("%s: more would only share the cores", note)
 
         net_device, inference = resolve_inference(s)
         server, serve_net = None, None
@@ -176,6 +199,8 @@ def selfplay_description(config: Config, device: torch.device) -> str:
         count = f"{s.workers} Ray actors" if s.workers else "one Ray actor per CPU"
         return f"{count} on {where}, {s.parallel_games} games at once each"
     n = resolve_workers(s.workers)
+    if note := capped_note(s.workers):
+        return f"{selfplay_description(replace(config, selfplay=replace(s, workers=n)), device)} ({note})"
     if n == 1:
         return f"1 worker (this process), torch on {device}, {s.parallel_games} games at once"
     net_device, inference = resolve_inference(s)

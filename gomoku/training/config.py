@@ -110,6 +110,17 @@ SELFPLAY_BACKENDS = ("pool", "ray")
 # Before the Ray backend, `selfplay.backend` named the worker nets' runtime, which is now
 # `selfplay.runtime`; configs that still use the old meaning are read by `upgrade_config_dict`.
 LEGACY_RUNTIME_BACKENDS = ("auto", "torch", "onnx")
+MAX_PORT = 65535  # TCP ports are 1..65535
+
+
+def _check_ray_address(address: str, key: str) -> None:
+    """``address`` empty, ``auto``, or [ray://]HOST:PORT with a port a TCP port can be."""
+    if address in ("", "auto"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    _check(bool(sep and host) and port.isascii() and port.isdigit(), key,
+           f"expected HOST:PORT (or auto, or empty for a local instance), got {address!r}")
+    _check(1 <= int(port) <= MAX_PORT, key, f"the port must be from 1 to {MAX_PORT}, got {int(port)}")
 
 
 @dataclass
@@ -138,6 +149,7 @@ class SelfPlaySection:
                "must be auto, worker or server")
         _check(self.device in ("auto", "cpu", "cuda"), f"{prefix}.device", "must be auto, cpu or cuda")
         _check_range(self.workers, 0, MAX_PARALLEL, f"{prefix}.workers")
+        _check_ray_address(self.ray_address, f"{prefix}.ray_address")
         _check_range(self.parallel_games, 1, MAX_PARALLEL, f"{prefix}.parallel_games")
         _check_range(self.games_per_iteration, 1, MAX_GAMES, f"{prefix}.games_per_iteration")
 

@@ -15,7 +15,7 @@ import multiprocessing as mp
 import signal
 from typing import Callable
 
-from gomoku.game.processes import worker_context
+from gomoku.game.processes import die_with_parent, start_quietly, worker_context
 from gomoku.training.config import Config
 from gomoku.training.messages import (Failure, Progress, Result, SelfPlayTask, Task, Weights, WorkerError,
                                       WorkerSpec)
@@ -29,6 +29,7 @@ STOP = None  # on a worker's task queue: exit
 def _worker_main(spec: WorkerSpec, tasks: mp.Queue, results) -> None:
     """Serve weights and tasks until told to stop (runs in a child process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    die_with_parent()  # a SIGKILLed trainer stops no one
     import torch
 
     from gomoku.training.worker import Worker
@@ -107,7 +108,7 @@ class WorkerPool:
         tasks = self._ctx.Queue()
         reader, writer = self._ctx.Pipe(duplex=False)
         process = self._ctx.Process(target=_worker_main, daemon=True, args=(spec, tasks, _ResultSender(writer)))
-        process.start()
+        start_quietly([process])  # a kill meanwhile is raised once it has started
         writer.close()  # the worker holds the only writer: its death reads as end-of-file here
         self.processes[slot], self.tasks[slot], self._results[slot] = process, tasks, reader
         self._loaded[slot] = -1

@@ -41,6 +41,12 @@ RAY_AUTH_VARIABLES = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 RAY_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 LOCAL_OBJECT_STORE_BYTES = 256 * 2**20  # weights and games are small; Ray's default is 30% of memory
 CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address before ray.init (which retries for minutes)
+# Ray's GCS and its client server speak gRPC, over HTTP/2: sent the client's connection preface
+# (with an empty SETTINGS frame), such a server answers with a SETTINGS frame of its own, which
+# an HTTP/1 server, or anything else, does not; ray.init would retry one of those for minutes.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+HTTP2_FRAME_HEADER = 9  # bytes: length (3), type (1), flags (1), stream (4)
+HTTP2_SETTINGS = 4  # the frame type of SETTINGS
 
 
 def _short_enough(folder: Path) -> bool:
@@ -79,17 +85,30 @@ def _no_cluster(address: str, why: str) -> WorkerError:
 
 
 def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """WorkerError unless something listens at ``address`` (HOST:PORT, or ray://HOST:PORT): ray.init
-    would retry a closed port for minutes. ``auto`` (the cluster of this machine) is Ray's to find."""
+    """WorkerError unless a gRPC server (HTTP2_PREFACE) listens at ``address`` (HOST:PORT, or
+    ray://HOST:PORT), within ``timeout_s``: ray.init would retry a closed port, or one that is not
+    Ray, for minutes. ``auto`` (the cluster of this machine) is Ray's to find."""
     if address == "auto":
         return
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not host or not port.isdigit():
         raise WorkerError(f"selfplay.ray_address {address!r}: expected HOST:PORT (or auto)")
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
     except (OSError, OverflowError) as error:
         raise _no_cluster(address, getattr(error, "strerror", None) or str(error) or type(error).__name__) from None
+    header = b""
+    with connection:
+        try:
+            connection.sendall(HTTP2_PREFACE)
+            while len(header) < HTTP2_FRAME_HEADER and (chunk := connection.recv(HTTP2_FRAME_HEADER - len(header))):
+                header += chunk
+        except TimeoutError:
+            raise _no_cluster(address, f"something listens there, but gave no answer within {timeout_s:g} s") from None
+        except OSError:  # reset: judged by what came before it
+            pass
+    if len(header) < HTTP2_FRAME_HEADER or header[3] != HTTP2_SETTINGS:
+        raise _no_cluster(address, "something listens there, but it does not answer as Ray does (gRPC)")
 
 
 def _connect(address: str, run_dir: Path | None) -> _RaySession:
