@@ -15,11 +15,10 @@ Value-sign convention (the one place it is stated):
 
 Layout (``mcts.tree.TreeArrays``): per tree, node slots holding the statistics of their edges;
 positions are rebuilt during the descent by placing stones on a per-tree working copy of the root
-position, so no board is ever deep-copied. Selection is one numpy expression over the children of
-the current nodes of all trees at once, and the leaves of all trees go to the evaluator as one
-batch. One playout in one tree (the players' single-game search) takes a scalar path instead, on
-array views (``_step_one``, ``_descend_one``): the batch bookkeeping would cost it about 60 us a
-playout, measured as a third fewer playouts per second with a cheap evaluator.
+position, so no board is ever deep-copied. The descent (selection, counting the visits on the way)
+and the backup are compiled loops over those arrays (``mcts.kernels``, numba), and the leaves of
+all trees go to the evaluator as one batch. One playout in one tree (the players' single-game
+search) skips the batch bookkeeping (``_step_one``), which would cost it about 60 us a playout.
 
 Selection (PUCT, as in the classic AlphaZero-Gomoku): ``argmax_a Q(s,a) + c_puct * P(s,a) *
 sqrt(N(s)) / (1 + N(s,a))`` with ``Q = 0`` for unvisited edges, ``N(s)`` the visits of node ``s``
@@ -42,13 +41,13 @@ search is PUCT as above.
 from __future__ import annotations
 
 import logging
-import math
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 
+import mcts.kernels as kernels
 from mcts.config import SearchConfig
 from mcts.evaluators import Evaluator
 from mcts.game import FIRST, SECOND, GameLike, Rules
@@ -69,9 +68,8 @@ class _Descent:
     """One batch of descents: per level, which trees went down which edge of which node."""
 
     trees: np.ndarray  # [k] tree index per descent
-    levels: list[tuple] = field(default_factory=list)
-    # ^ per level: (positions in 0..k-1 still descending, node slots, moves), arrays; for a
-    #   single tree (``_descend_one``) just (node slot, move), ints
+    path_nodes: np.ndarray | None = None  # [k, size] the node slots on each path (the first depth[i])
+    path_moves: np.ndarray | None = None  # [k, size] the edges taken from them
     leaf_node: np.ndarray | None = None  # [k] node whose edge ends the descent
     leaf_move: np.ndarray | None = None  # [k] that edge's move
     depth: np.ndarray | None = None  # [k] number of edges taken
@@ -81,7 +79,7 @@ class _Descent:
 
     @staticmethod
     def joined(descents: list[_Descent]) -> _Descent:
-        """The leaves of several descents as one (``levels`` stay with each descent)."""
+        """The leaves of several descents as one (the paths stay with each descent)."""
         def cat(name: str) -> np.ndarray:
             return np.concatenate([getattr(d, name) for d in descents])
 
@@ -402,7 +400,7 @@ class BatchedMCTS(TreeArrays):
     def _step_one(self, tree: int) -> None:
         """``_step`` for one playout in one tree (the players' single-game search): the same
         arithmetic without the batch bookkeeping, which would cost it about 60 us a playout."""
-        d = self._descend_one(tree, 0.0)
+        d = self._descend(np.array([tree]), 0.0)
         value = float(d.terminal_value[0])
         if np.isnan(value):
             can_win, legal = self.rules.moves_to_search(d.cells, d.to_move, depth=d.depth)
@@ -418,100 +416,32 @@ class BatchedMCTS(TreeArrays):
         self._backup(d, np.array([value]), 0.0)
 
     def _descend(self, trees: np.ndarray, vloss: float, root_move: np.ndarray | None = None) -> _Descent:
-        """Walk from the roots of ``trees`` to an unexpanded edge, one numpy step per level
-        (through root edge ``root_move[i]`` when given)."""
-        if len(trees) == 1:
-            return self._descend_one(int(trees[0]), vloss, None if root_move is None else int(root_move[0]))
-        size = self.size
+        """Walk from the roots of ``trees`` (distinct) to an unexpanded edge (through root edge
+        ``root_move[i]`` when given): the selection loop is ``mcts.kernels.descend``."""
         k = len(trees)
-        d = _Descent(trees=trees)
-        cells = self.root_cells[trees].copy()
+        d = _Descent(trees=trees, leaf_node=np.empty(k, dtype=np.int64), leaf_move=np.empty(k, dtype=np.int64),
+                     depth=np.empty(k, dtype=np.int64), cells=np.empty((k, self.size + 1), dtype=self.root_cells.dtype),
+                     path_nodes=np.empty((k, self.size), dtype=np.int64),
+                     path_moves=np.empty((k, self.size), dtype=np.int64))
+        through = np.full(k, NO_MOVE, dtype=np.int64) if root_move is None else np.asarray(root_move, dtype=np.int64)
+        kernels.descend(self.prior, self.visits, self.value_sum, self.node_visits, self.children, self.root_cells,
+                        self.root_count, np.asarray(trees, dtype=np.int64), through, self.config.c_puct, vloss,
+                        FIRST, SECOND, d.cells, d.leaf_node, d.leaf_move, d.depth, d.path_nodes, d.path_moves)
         move_count = self.root_count[trees]
-        node = np.zeros(k, dtype=np.int64)
-        d.leaf_node = np.zeros(k, dtype=np.int64)
-        d.leaf_move = np.zeros(k, dtype=np.int64)
-        d.depth = np.zeros(k, dtype=np.int64)
-        active = np.arange(k)
-        c_puct = self.config.c_puct
-        while active.size:
-            t, n = trees[active], node[active]
-            n_edge = self.visits[t, n]
-            q = self.value_sum[t, n] / np.maximum(n_edge, 1.0)
-            u = c_puct * self.prior[t, n] * (np.sqrt(self.node_visits[t, n])[:, None] / (1.0 + n_edge))
-            move = (q + u).argmax(axis=1)  # occupied points hold ILLEGAL_VALUE_SUM: never chosen
-            if root_move is not None and not d.levels:
-                move = root_move
-            # Count the visit now (and the virtual loss), so that later descents see it.
-            self.visits[t, n, move] += 1.0
-            self.node_visits[t, n] += 1.0
-            if vloss:
-                self.value_sum[t, n, move] -= vloss
-            colour = np.where((move_count[active] + d.depth[active]) % 2 == 0, FIRST, SECOND)
-            cells[active, move] = colour
-            d.depth[active] += 1
-            d.levels.append((active, n, move))
-            child = self.children[t, n, move]
-            stop = child == NO_CHILD
-            d.leaf_node[active[stop]] = n[stop]
-            d.leaf_move[active[stop]] = move[stop]
-            node[active] = child
-            active = active[~stop]
-        d.cells = cells
         colour_moved = np.where((move_count + d.depth) % 2 == 1, FIRST, SECOND)
         d.to_move = FIRST + SECOND - colour_moved
-        won = self.rules.wins(cells, d.leaf_move, colour_moved)
-        full = move_count + d.depth == size
+        if k == 1:  # the single-game search: one position, the rules' scalar check
+            won = np.array([self.rules.wins_one(d.cells[0], int(d.leaf_move[0]), int(colour_moved[0]))])
+        else:
+            won = self.rules.wins(d.cells, d.leaf_move, colour_moved)
+        full = move_count + d.depth == self.size
         d.terminal_value = np.where(won, -1.0, np.where(full, 0.0, np.nan))
         return d
 
-    def _descend_one(self, tree: int, vloss: float, root_move: int | None = None) -> _Descent:
-        """``_descend`` for a single tree: the same arithmetic on views, without fancy indexing
-        (the single-game search of the players spends most of its time here)."""
-        prior, visits = self.prior[tree], self.visits[tree]
-        value_sum, node_visits, children = self.value_sum[tree], self.node_visits[tree], self.children[tree]
-        cells = self.root_cells[tree].copy()
-        count = int(self.root_count[tree])
-        c_puct = self.config.c_puct
-        levels = []
-        node = depth = 0
-        while True:
-            n_edge = visits[node]
-            q = value_sum[node] / np.maximum(n_edge, 1.0)
-            score = q + c_puct * prior[node] * (math.sqrt(node_visits[node]) / (1.0 + n_edge))
-            move = int(score.argmax()) if root_move is None or levels else root_move
-            visits[node, move] += 1.0
-            node_visits[node] += 1.0
-            if vloss:
-                value_sum[node, move] -= vloss
-            colour = FIRST if (count + depth) % 2 == 0 else SECOND
-            cells[move] = colour
-            depth += 1
-            levels.append((node, move))
-            child = int(children[node, move])
-            if child == NO_CHILD:
-                break
-            node = child
-        if self.rules.wins_one(cells, move, colour):
-            terminal = -1.0
-        else:
-            terminal = 0.0 if count + depth == self.size else np.nan
-        return _Descent(trees=np.array([tree]), levels=levels, leaf_node=np.array([node]),
-                        leaf_move=np.array([move]), depth=np.array([depth]), cells=cells[None],
-                        to_move=np.array([FIRST + SECOND - colour]), terminal_value=np.array([terminal]))
-
     def _backup(self, d: _Descent, leaf_values: np.ndarray, vloss: float) -> None:
         """Add the leaf values along the paths (visits were counted on the way down)."""
-        if len(d.trees) == 1:
-            value_sum = self.value_sum[int(d.trees[0])]
-            depth, value = int(d.depth[0]), float(leaf_values[0])
-            for level, (n, move) in enumerate(d.levels):  # ints (see _descend_one)
-                sign = -1.0 if (depth - level) % 2 == 1 else 1.0
-                value_sum[n, move] += sign * value + vloss
-            return
-        for level, (active, n, move) in enumerate(d.levels):
-            t = d.trees[active]
-            sign = np.where((d.depth[active] - level) % 2 == 1, -1.0, 1.0)
-            self.value_sum[t, n, move] += sign * leaf_values[active] + vloss
+        kernels.backup(self.value_sum, np.asarray(d.trees, dtype=np.int64), d.depth, d.path_nodes, d.path_moves,
+                       np.asarray(leaf_values, dtype=np.float64), vloss)
 
     def _result(self, tree: int, n_playout: int) -> SearchResult:
         visits = self.visits[tree, 0].copy()
