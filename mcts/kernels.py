@@ -67,3 +67,30 @@ def backup(value_sum, trees, depth, path_nodes, path_moves, leaf_values, vloss):
         for level in range(depth[i]):
             sign = -1.0 if (depth[i] - level) % 2 == 1 else 1.0
             value_sum[t, path_nodes[i, level], path_moves[i, level]] += sign * leaf_values[i] + vloss
+
+
+@njit(cache=True)
+def new_nodes(prior, visits, value_sum, children, node_visits, n_nodes, trees, slots, priors, legal,
+              illegal_value_sum):
+    """Fresh statistics in node ``slots[i]`` of tree ``trees[i]`` (a slot < 0: the tree's next
+    free one, numbered in order, counted in ``n_nodes``); ``slots`` is filled in. False when a
+    slot lies beyond the trees' capacity (nothing written then)."""
+    capacity = prior.shape[1]
+    for i in range(trees.shape[0]):
+        t = trees[i]
+        if slots[i] < 0:
+            slots[i] = n_nodes[t]
+            n_nodes[t] += 1
+        else:
+            n_nodes[t] = slots[i] + 1
+        if slots[i] >= capacity:
+            return False
+    for i in range(trees.shape[0]):
+        t, slot = trees[i], slots[i]
+        for m in range(prior.shape[2]):
+            prior[t, slot, m] = priors[i, m]
+            visits[t, slot, m] = 0.0
+            value_sum[t, slot, m] = 0.0 if legal[i, m] else illegal_value_sum
+            children[t, slot, m] = NO_CHILD
+        node_visits[t, slot] = 1.0
+    return True

@@ -409,9 +409,7 @@ class BatchedMCTS(TreeArrays):
             else:
                 priors, values = self.evaluator.evaluate_batch(self.rules.encode(d.cells, d.to_move, d.leaf_move), legal)
                 value = float(values[0])
-                slot = int(self.n_nodes[tree])
-                self._init_nodes(tree, slot, priors, legal)
-                self.n_nodes[tree] = slot + 1
+                slot = self._new_nodes(d.trees, None, priors, legal)[0]
                 self.children[tree, int(d.leaf_node[0]), int(d.leaf_move[0])] = slot
         self._backup(d, np.array([value]), 0.0)
 

@@ -12,6 +12,8 @@ import logging
 
 import numpy as np
 
+import mcts.kernels as kernels
+
 log = logging.getLogger(__name__)
 
 NO_CHILD = -1
@@ -33,30 +35,14 @@ class TreeArrays:
 
     def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray,
                    legal: np.ndarray) -> np.ndarray:
-        """Initialise one node per entry of ``trees`` (at ``slots``, or the next free slots)."""
-        if slots is None:
-            # Several new nodes may belong to the same tree: number them in order.
-            order = np.argsort(trees, kind="stable")
-            sorted_trees = trees[order]
-            starts = np.searchsorted(sorted_trees, sorted_trees, side="left")
-            offset = np.empty_like(order)
-            offset[order] = np.arange(len(trees)) - starts
-            slots = self.n_nodes[trees] + offset
-            np.add.at(self.n_nodes, trees, 1)
-        else:
-            self.n_nodes[trees] = slots + 1
-        self._init_nodes(trees, slots, priors, legal)
-        return slots
-
-    def _init_nodes(self, trees, slots, priors: np.ndarray, legal: np.ndarray) -> None:
-        """Fresh statistics in node ``slots`` of ``trees`` (arrays, or one tree and one slot)."""
-        if np.any(np.asarray(slots) >= self.capacity):
+        """Initialise one node per entry of ``trees`` (at ``slots``, or the next free slots:
+        several new nodes of one tree are numbered in order); returns the slots."""
+        slots = np.full(len(trees), -1, dtype=np.int64) if slots is None else np.array(slots, dtype=np.int64)
+        if not kernels.new_nodes(self.prior, self.visits, self.value_sum, self.children, self.node_visits, self.n_nodes,
+                                 np.asarray(trees, dtype=np.int64), slots, np.asarray(priors).reshape(len(trees), -1),
+                                 np.asarray(legal).reshape(len(trees), -1), ILLEGAL_VALUE_SUM):
             raise RuntimeError("search tree capacity exceeded")  # cannot happen: roots are kept only with room for the search's playouts
-        self.prior[trees, slots] = priors
-        self.visits[trees, slots] = 0.0
-        self.value_sum[trees, slots] = np.where(legal, 0.0, ILLEGAL_VALUE_SUM)
-        self.children[trees, slots] = NO_CHILD
-        self.node_visits[trees, slots] = 1.0
+        return slots
 
     def _compact(self, tree: int, new_root: int, room: int) -> None:
         """Keep only the subtree under ``new_root``, renumbered from slot 0, when ``room`` more

@@ -186,6 +186,14 @@ class CompiledRules(FreestyleRules):
         self._inner = None if self.vcf_solver is None else \
             CompiledVctSolver(geometry, max(config.vcf_nodes, VCT_LEAF_NODES), config.vcf_nodes)
         self._calls = np.zeros(2, dtype=np.int64)
+        self._tables = tables(geometry)
+        self.wins = self._wins  # the terminal test of a batch, compiled (``wins_one`` stays the geometry's)
+
+    def _wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        won = np.empty(len(cells), dtype=bool)
+        ki.wins(self._tables, np.ascontiguousarray(cells, dtype=np.int8), np.asarray(moves, dtype=np.int64),
+                np.asarray(colours, dtype=np.int64), won)
+        return won
 
     @FreestyleRules.stop.setter
     def stop(self, stop: Callable[[], bool] | None) -> None:

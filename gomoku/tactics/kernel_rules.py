@@ -51,3 +51,24 @@ def inner_moves(tables, ws, cells, to_move, depth, least, vcf_nodes, vct_from, v
                 return status
             can_win[i] = status == WIN
     return WIN
+
+
+@njit(cache=True)
+def wins(tables, cells, moves, colours, won):
+    """Whether the stone just placed at ``moves[i]`` (colour ``colours[i]``) completes a line in
+    ``cells[i]``: into ``won`` bool [k] (``Geometry.wins``)."""
+    T = table_views(tables)
+    for i in range(cells.shape[0]):
+        won[i] = False
+        for j in range(T.through.shape[1]):
+            w = T.through[moves[i], j]
+            if w < 0:
+                break
+            line = True
+            for p in range(T.windows.shape[1]):
+                if cells[i, T.windows[w, p]] != colours[i]:
+                    line = False
+                    break
+            if line:
+                won[i] = True
+                break
