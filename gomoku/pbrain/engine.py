@@ -57,6 +57,7 @@ import threading
 import time
 from typing import Callable
 
+import gomoku.tactics.compiled as compiled
 from gomoku.game.board import EMPTY, MAX_SIZE, Board, other
 from gomoku.pbrain.loader import EngineOptions, Players
 from gomoku.pbrain.protocol import (ABOUT, MIN_SIZE, N_IN_ROW, About, BadInfo, Begin, Blank, BoardBegin,
@@ -432,6 +433,7 @@ class PbrainEngine:
         if analyse is None:
             return player.get_action(board.copy())
         self._limit_memory()
+        compiled.switch_when_compiled()  # the kernels compiled at START's request: loaded on this move's clock
         seconds = self.think_seconds(board)
         untimed = getattr(self.loaded, "untimed_playouts", None)
         if seconds is None and self.stop_event is None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import gomoku.tactics.compiled as compiled
 from gomoku.game.board import MAX_SIZE, Board  # MAX_SIZE: the search's per-node arrays grow with the board
 from gomoku.pbrain.protocol import MIN_SIZE, N_IN_ROW, ProtocolError
 from gomoku.players import SHIPPED_MODEL, sized_default
@@ -76,11 +77,15 @@ class Loaded:
         return None
 
     def warm_up(self, width: int, height: int) -> None:
-        """One short search round, so that the first move does not pay for the net's first call."""
+        """One short search round, so that the first move does not pay for the net's first call
+        nor for compiling the search's loops; the tactics kernels, when this machine has not
+        compiled them yet (some 20 s, once), compile in another process while the reference
+        solvers answer (the same answers: ``gomoku.tactics.compiled.compile_elsewhere``)."""
         analyse = getattr(self.player, "analyse", None)
         if self.warmed or analyse is None:
             return
         self.warmed = True
+        compiled.compile_elsewhere()
         try:
             analyse(Board(width, height, N_IN_ROW), should_stop=lambda: True)
         except Exception:  # the real move will meet the same problem and report it

@@ -6,6 +6,12 @@ The kernels read the reference's own tables (windows, window classes, Zobrist ke
 ``ThreatBoard``), so both see a board the same way. Each solver keeps one workspace, sized for
 its largest budget so far.
 
+Compiling the kernels takes about 20 s on 2 cores, once: numba keeps them in its cache
+(``__pycache__``, or ``NUMBA_CACHE_DIR``), from where a process loads them in under a second.
+``warm_up`` compiles or loads them all; ``compile_elsewhere`` compiles them in another process
+while this one answers with the reference solvers (the same answers, slower: ``use_reference``),
+so that the engine's first move never waits for a compiler; ``switch_when_compiled`` ends that.
+
 ``stop`` (a callable, as the reference's): read when a solve starts and, for solves of at least
 ``WATCHED_NODES`` nodes, every ``WATCH_SECONDS`` by a thread while the kernel runs (the kernels
 release the GIL); the kernel looks at the flag where the reference calls ``stop`` (its first node
@@ -14,7 +20,11 @@ and every ``STOP_CHECK_NODES``) and the solve raises ``Interrupted`` as the refe
 
 from __future__ import annotations
 
+import hashlib
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -25,8 +35,8 @@ import gomoku.tactics.kernel_vct as kv
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.rules import VCT_LEAF_NODES, FreestyleRules
 from gomoku.tactics.settings import TacticsConfig
-from gomoku.tactics.threats import DEFAULT_MAX_NODES, Interrupted, ThreatBoard, ThreatResult, ThreatStatus
-from gomoku.tactics.vct import DEFAULT_VCT_NODES
+from gomoku.tactics.threats import DEFAULT_MAX_NODES, Interrupted, ThreatBoard, ThreatResult, ThreatStatus, VcfSolver
+from gomoku.tactics.vct import DEFAULT_VCT_NODES, VctSolver
 
 WATCHED_NODES = 20_000  # solves with at least this budget have their ``stop`` watched while they run
 WATCH_SECONDS = 0.001
@@ -35,6 +45,7 @@ WATCH_SECONDS = 0.001
 FULL_ROOM = 1 << 20
 ROOM_PER_NODE = 16
 VCT_FROM_DEPTH = 2  # the VCT leaf checks start at this depth (gomoku.tactics.rules: never at depth 1)
+KERNEL_MODULES = ("kernel_board", "kernel_vct", "kernel_rules")  # the modules numba caches
 _STATUS = {kv.WIN: ThreatStatus.WIN, kv.NO_WIN: ThreatStatus.NO_WIN, kv.UNKNOWN: ThreatStatus.UNKNOWN}
 
 
@@ -46,8 +57,89 @@ def tables(geometry: Geometry) -> np.ndarray:
     return kb.build_tables(geometry.windows[:-1], through, board._class_array, np.asarray(board._keys))
 
 
+class _Fallback:
+    """Whether the compiled classes answer with the reference for now (while another process
+    compiles the kernels: ``compile_elsewhere``), and that process."""
+
+    active = False
+    compiler: subprocess.Popen | None = None
+
+
+def use_reference(on: bool) -> None:
+    """Answer with the reference solvers (``on``) or the kernels from now on."""
+    _Fallback.active = on
+
+
+def warm_up() -> None:
+    """Compile every kernel (or load it from numba's cache) on a small position."""
+    geometry = Geometry(9, 9, 5)
+    cells = np.zeros(geometry.size + 1, dtype=np.int8)
+    for point, colour in ((40, 1), (41, 2), (31, 1), (49, 2), (22, 1)):  # Black has a two: a VCT's start
+        cells[point] = colour
+    active, _Fallback.active = _Fallback.active, False
+    try:
+        CompiledVcfSolver(geometry).solve(cells, 1)
+        vct = CompiledVctSolver(geometry, 50)
+        vct.solve(cells, 1)
+        vct.defences(cells, 2, np.array([0, 1]))
+        CompiledVcfSolver(geometry).defences(cells, 2, np.array([0, 1]))
+        rules = CompiledRules(geometry, TacticsConfig(forced_moves=True, vcf=True, vct=True, vct_leaf_depth=2))
+        rules.moves_to_search(cells[None], np.array([1]), depth=np.array([2]))
+        rules.wins(cells[None], np.array([22]), np.array([1]))
+    finally:
+        _Fallback.active = active
+
+
+def drop_stale_cache() -> None:
+    """Forget numba's cache of the kernels when their source changed since it was written: numba
+    checks only a cached function's own file, and the kernels call across three files."""
+    folder = Path(__file__).with_name("__pycache__")
+    digest = hashlib.sha256(b"".join(Path(__file__).with_name(f"{m}.py").read_bytes() for m in KERNEL_MODULES))
+    stamp = folder / "kernels.sha256"
+    try:
+        if stamp.is_file() and stamp.read_text() == digest.hexdigest():
+            return
+        for module in KERNEL_MODULES:
+            for path in [*folder.glob(f"{module}.*.nbi"), *folder.glob(f"{module}.*.nbc")]:
+                path.unlink(missing_ok=True)
+        folder.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:  # a read-only install: numba caches elsewhere (and compiles what it must)
+        pass
+
+
+def cached() -> bool:
+    """Whether numba's cache next to the kernels holds them for this Python (a warm machine)."""
+    folder = Path(__file__).with_name("__pycache__")
+    tag = f"py{sys.version_info.major}{sys.version_info.minor}"
+    return all(any(folder.glob(f"{module}.*.{tag}.nbi")) for module in KERNEL_MODULES)
+
+
+def compile_elsewhere() -> None:
+    """Compile the kernels in another process, answering with the reference meanwhile (until
+    ``switch_when_compiled``); nothing to do on a warm machine."""
+    if cached() or _Fallback.compiler is not None:
+        return
+    _Fallback.compiler = subprocess.Popen([sys.executable, "-c", "import gomoku.tactics.compiled as c; c.warm_up()"],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
+    _Fallback.active = True
+
+
+def switch_when_compiled() -> bool:
+    """Once the other process has compiled the kernels, load them (a second or less) and use them;
+    whether the kernels are in use. The engine calls it where a move's clock can pay for it."""
+    compiler = _Fallback.compiler
+    if _Fallback.active and compiler is not None and compiler.poll() is not None:
+        _Fallback.compiler = None
+        warm_up()
+        _Fallback.active = False
+    return not _Fallback.active
+
+
 class _Solver:
-    """What both compiled solvers share: the tables, the workspace, the stop flag."""
+    """What both compiled solvers share: the tables, the workspace, the stop flag, and the
+    reference solver that answers while the kernels compile elsewhere (``_Fallback``)."""
 
     def __init__(self, geometry: Geometry, max_nodes: int, vct: bool):
         if max_nodes < 1:
@@ -60,6 +152,14 @@ class _Solver:
         self._budget = 0
         self._room = 0
         self._ws = np.zeros(0, dtype=np.int64)
+        self._reference_solver = None
+
+    def _reference(self):
+        """The reference solver of the same budgets, with this one's ``stop``."""
+        if self._reference_solver is None:
+            self._reference_solver = self._reference_kind(self.geometry, *self._budgets())
+        self._reference_solver.stop = self.stop
+        return self._reference_solver
 
     def _workspace(self, budget: int, room: int = 0) -> np.ndarray:
         if budget > self._budget or room > self._room:
@@ -126,18 +226,28 @@ def _result(answer: tuple[int, int, int]) -> ThreatResult:
 class CompiledVcfSolver(_Solver):
     """``VcfSolver``'s interface and answers, compiled."""
 
+    _reference_kind = VcfSolver
+
     def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_MAX_NODES):
         super().__init__(geometry, max_nodes, vct=False)
 
+    def _budgets(self) -> tuple[int, ...]:
+        return (self.max_nodes,)
+
     def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
+        if _Fallback.active:
+            return self._reference().solve(cells, attacker, max_nodes)
         _check(attacker)
-        budget = self.max_nodes if max_nodes is None else max_nodes
-        return _result(self._run(budget, kv.vcf_solve, _cells(cells), attacker, budget))
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
+        return _result(self._run(budget, kv.vcf_solve, _cells(cells), int(attacker), budget))
 
     def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
                  max_nodes: int | None = None) -> np.ndarray:
+        if _Fallback.active:
+            return self._reference().defences(cells, defender, moves, max_nodes)
         _check(3 - defender)
-        budget = self.max_nodes if max_nodes is None else max_nodes
+        defender = int(defender)
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
         moves = np.asarray(moves, dtype=np.int64)
         stops = np.zeros(len(moves), dtype=np.bool_)
         if self._run(budget, kv.vcf_defences, _cells(cells), defender, moves, stops, budget) == kv.STOPPED:
@@ -148,19 +258,29 @@ class CompiledVcfSolver(_Solver):
 class CompiledVctSolver(_Solver):
     """``VctSolver``'s interface and answers, compiled."""
 
+    _reference_kind = VctSolver
+
     def __init__(self, geometry: Geometry, max_nodes: int = DEFAULT_VCT_NODES, vcf_nodes: int = DEFAULT_MAX_NODES):
         super().__init__(geometry, max_nodes, vct=True)
-        self.vcf_nodes = vcf_nodes
+        self.vcf_nodes = int(vcf_nodes)
+
+    def _budgets(self) -> tuple[int, ...]:
+        return self.max_nodes, self.vcf_nodes
 
     def solve(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None) -> ThreatResult:
+        if _Fallback.active:
+            return self._reference().solve(cells, attacker, max_nodes)
         _check(attacker)
-        budget = self.max_nodes if max_nodes is None else max_nodes
-        return _result(self._run(budget, kv.vct_solve, _cells(cells), attacker, budget, self.vcf_nodes))
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
+        return _result(self._run(budget, kv.vct_solve, _cells(cells), int(attacker), budget, self.vcf_nodes))
 
     def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
                  max_nodes: int | None = None) -> np.ndarray:
+        if _Fallback.active:
+            return self._reference().defences(cells, defender, moves, max_nodes)
         _check(3 - defender)
-        budget = self.max_nodes if max_nodes is None else max_nodes
+        defender = int(defender)
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
         moves = np.asarray(moves, dtype=np.int64)
         stops = np.zeros(len(moves), dtype=np.bool_)
         if self._run(budget, kv.vct_defences, _cells(cells), defender, moves, stops, budget,
@@ -190,6 +310,8 @@ class CompiledRules(FreestyleRules):
         self.wins = self._wins  # the terminal test of a batch, compiled (``wins_one`` stays the geometry's)
 
     def _wins(self, cells: np.ndarray, moves: np.ndarray, colours: np.ndarray) -> np.ndarray:
+        if _Fallback.active:
+            return self.geometry.wins(cells, moves, colours)
         won = np.empty(len(cells), dtype=bool)
         ki.wins(self._tables, np.ascontiguousarray(cells, dtype=np.int8), np.asarray(moves, dtype=np.int64),
                 np.asarray(colours, dtype=np.int64), won)
@@ -203,7 +325,7 @@ class CompiledRules(FreestyleRules):
 
     def moves_to_search(self, cells: np.ndarray, to_move: np.ndarray, root: bool = False,
                         depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        if root or self._inner is None or not self.forced_moves:
+        if root or self._inner is None or not self.forced_moves or _Fallback.active:
             return super().moves_to_search(cells, to_move, root, depth)
         cells = np.ascontiguousarray(cells, dtype=np.int8)
         k = len(cells)
@@ -224,3 +346,9 @@ class CompiledRules(FreestyleRules):
         self.vcf_calls += int(self._calls[0])
         self.vct_calls += int(self._calls[1])
         return can_win, legal
+
+
+drop_stale_cache()  # before any kernel is called: numba reads its cache on a kernel's first call
+
+if __name__ == "__main__":  # python -m gomoku.tactics.compiled: compile the kernels into numba's cache now
+    warm_up()
