@@ -192,3 +192,20 @@ def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
         playouts, run = bench.SEARCH_FIGURES[key](BenchSettings())
         run()
         assert made == [search] and playouts == 8 * BenchSettings().az_playouts, key
+
+
+def test_the_tactics_bench_compares_both_kinds_on_the_same_calls_and_games():
+    from gomoku.training.bench_common import BenchSettings
+    from gomoku.training.bench_tactics import run_tactics
+    from gomoku.training.config import load_config
+    from mcts import UniformEvaluator
+
+    config = load_config("configs/smoke.yaml", ["search.vct=true", "search.n_playout=8"])
+    results = run_tactics(BenchSettings(selfplay_games=1), UniformEvaluator(), "uniform", log=lambda line: None,
+                          config=config)
+    calls = results["per_call"]
+    assert calls["calls"] > 0 and calls["mismatches"] == 0 and calls["vcf_calls"] + calls["vct_calls"] == calls["calls"]
+    for name in ("net", "free"):  # the same answers, so the same seeded games
+        assert results[f"selfplay_{name}"]["same_games"]
+    for key in ("tactics_speedup", "selfplay_speedup", "free_net_selfplay_speedup", "net_share"):
+        assert results[key] > 0

@@ -15,7 +15,7 @@ import numpy as np
 
 from gomoku.game.board import Board, other
 from gomoku.players.classical import Player, _cells, winning_points
-from gomoku.tactics import (DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, Geometry, RolloutEvaluator,
+from gomoku.tactics import (COMPILED, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, Geometry, RolloutEvaluator,
                             TacticsConfig, TacticsSettings, make_rules, solvers)
 from gomoku.tactics.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
 from gomoku.tactics.vct import VctSolver
@@ -302,19 +302,20 @@ class AlphaZeroPlayer(SearchPlayer):
     ignored otherwise) runs the net on a thread of its own while the search gathers the next
     leaves (``SearchConfig.pipeline``: two cores). ``check_nodes`` (with ``vct``; 0 off) is
     the budget of the deep checks: a VCT of its own is played at once (``deep_win``), and the move
-    is checked against the opponent's (``final_check_nodes``, ``final_check``)."""
+    is checked against the opponent's (``final_check_nodes``, ``final_check``). ``tactics``: the
+    threat solvers, "compiled" or "reference" (``gomoku.tactics``: the same answers)."""
 
     def __init__(self, evaluator, n_playout: int | None = 400, c_puct: float = PLAYER_C_PUCT, seed: int | None = None,
                  seconds: float | None = None, leaves_per_step: int = 1, name: str | None = None,
                  forced_moves: bool = True, vcf: bool = True, vcf_nodes: int = DEFAULT_VCF_NODES,
                  vct: bool = True, vct_nodes: int = DEFAULT_VCT_NODES, cache_entries: int = 0,
-                 check_nodes: int = CHECK_NODES, pipeline: bool = False):
+                 check_nodes: int = CHECK_NODES, pipeline: bool = False, tactics: str = COMPILED):
         if cache_entries:
             evaluator = CachedEvaluator(evaluator, cache_entries)
         settings = SearchSettings(n_playout=n_playout or 1, c_puct=c_puct, leaves_per_step=leaves_per_step)
         config = SearchConfig.of(settings, noise=False, reuse_tree=True, pipeline=pipeline and leaves_per_step > 1)
         tactics = TacticsConfig.of(TacticsSettings(forced_moves=forced_moves, vcf=vcf, vcf_nodes=vcf_nodes, vct=vct,
-                                                   vct_nodes=vct_nodes))
+                                                   vct_nodes=vct_nodes, tactics=tactics))
         tactics = replace(tactics, vct_leaf_depth=PLAYER_VCT_LEAF_DEPTH if tactics.vct else 0)
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
@@ -333,7 +334,7 @@ class AlphaZeroPlayer(SearchPlayer):
         root), ``n_playout`` playouts a move."""
         return cls(evaluator, n_playout=n_playout, c_puct=settings.c_puct, seed=seed,
                    forced_moves=settings.forced_moves, vcf=settings.vcf, vcf_nodes=settings.vcf_nodes,
-                   vct=settings.vct, vct_nodes=settings.vct_nodes, **kwargs)
+                   vct=settings.vct, vct_nodes=settings.vct_nodes, tactics=settings.tactics, **kwargs)
 
     def deep_win(self, board: Board, stop: Callable[[], bool] | None) -> int:
         """The first check (``check_nodes`` > 0, with ``vct``): the first move of a VCT of the player

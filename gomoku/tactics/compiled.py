@@ -239,6 +239,9 @@ class CompiledVcfSolver(_Solver):
             return self._reference().solve(cells, attacker, max_nodes)
         _check(attacker)
         budget = int(self.max_nodes if max_nodes is None else max_nodes)
+        if self.stop is None and budget <= self._budget:  # the common call: straight to the kernel
+            self._meta[kb.STOP] = 0
+            return _result(kv.vcf_solve(self._tables, self._ws, _cells(cells), int(attacker), budget))
         return _result(self._run(budget, kv.vcf_solve, _cells(cells), int(attacker), budget))
 
     def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,

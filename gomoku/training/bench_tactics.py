@@ -29,6 +29,7 @@ from mcts import UniformEvaluator
 
 MAX_CALLS = 4000  # recorded solver calls timed (evenly spaced when self-play made more)
 CALL_REPEATS = 3  # each call timed this many times with each solver (the median kept)
+DEEP_NODES = 100  # calls of at least this many nodes: their nodes per second are the solvers' speed in search
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> d
     for call in calls[:2]:  # compile (or load the kernels' cache) before the clock starts
         made[COMPILED][call.kind].solve(call.cells, call.attacker, call.max_nodes)
     times = {REFERENCE: [], COMPILED: []}
+    nodes = []
     mismatches = 0
     for call in calls:
         answers = []
@@ -109,11 +111,17 @@ def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> d
             times[kind].append(statistics.median(spent))
             answers.append(answer)
         mismatches += answers[0] != answers[1]
+        nodes.append(answers[0].nodes)
     ms = {kind: 1e3 * np.asarray(values) for kind, values in times.items()}
+    deep = np.asarray(nodes) >= DEEP_NODES  # the calls that search (most end at once)
     return {"calls": len(calls), "vcf_calls": sum(c.kind == "vcf" for c in calls),
             "vct_calls": sum(c.kind == "vct" for c in calls), "mismatches": mismatches,
             **{f"{kind}_ms_{stat}": float(getattr(np, stat)(ms[kind])) for kind in ms for stat in ("median", "mean", "max")},
-            "per_call_speedup_median": float(np.median(ms[REFERENCE] / ms[COMPILED]))}
+            "per_call_speedup_median": float(np.median(ms[REFERENCE] / ms[COMPILED])),
+            "total_time_speedup": float(ms[REFERENCE].sum() / ms[COMPILED].sum()),
+            "deep_calls": int(deep.sum()),
+            **{f"{kind}_nodes_per_s_deep": float(np.asarray(nodes)[deep].sum() / (ms[kind][deep].sum() / 1e3))
+               for kind in ms if deep.any()}}
 
 
 def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Config | None = None) -> dict:
@@ -141,7 +149,10 @@ def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Conf
     log(f"per solver call ({per_call['calls']} of the {len(calls)} self-play made: {per_call['vcf_calls']} VCF, "
         f"{per_call['vct_calls']} VCT): reference {per_call['reference_ms_median']:.3f} ms median, "
         f"{per_call['reference_ms_max']:.1f} max; compiled {per_call['compiled_ms_median']:.4f} ms median, "
-        f"{per_call['compiled_ms_max']:.2f} max; {per_call['mismatches']} different answers")
+        f"{per_call['compiled_ms_max']:.2f} max; {per_call['mismatches']} different answers; all calls "
+        f"{per_call['total_time_speedup']:.1f}x faster in total; {per_call['deep_calls']} calls of {DEEP_NODES}+ nodes: "
+        f"{per_call.get('reference_nodes_per_s_deep', 0):,.0f} against {per_call.get('compiled_nodes_per_s_deep', 0):,.0f} "
+        f"nodes/s")
     rate = lambda name, kind: runs[name, kind]["positions_per_s"]
     results.update(
         tactics_speedup=per_call["reference_ms_median"] / per_call["compiled_ms_median"],
