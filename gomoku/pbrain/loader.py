@@ -85,7 +85,10 @@ class Loaded:
         if self.warmed or analyse is None:
             return
         self.warmed = True
-        compiled.compile_elsewhere()
+        if compiled.cached():
+            compiled.warm_up()  # every kernel loaded now (under a second), not on a move's clock
+        else:
+            compiled.compile_elsewhere()
         try:
             analyse(Board(width, height, N_IN_ROW), should_stop=lambda: True)
         except Exception:  # the real move will meet the same problem and report it

@@ -71,7 +71,11 @@ def use_reference(on: bool) -> None:
 
 
 def warm_up() -> None:
-    """Compile every kernel (or load it from numba's cache) on a small position."""
+    """Compile every kernel (or load it from numba's cache) on a small position, the search's
+    own loops (``mcts.kernels``) too."""
+    from gomoku.game.board import Board  # here: the board's module imports this package
+    from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
+
     geometry = Geometry(9, 9, 5)
     cells = np.zeros(geometry.size + 1, dtype=np.int8)
     for point, colour in ((40, 1), (41, 2), (31, 1), (49, 2), (22, 1)):  # Black has a two: a VCT's start
@@ -86,6 +90,8 @@ def warm_up() -> None:
         rules = CompiledRules(geometry, TacticsConfig(forced_moves=True, vcf=True, vct=True, vct_leaf_depth=2))
         rules.moves_to_search(cells[None], np.array([1]), depth=np.array([2]))
         rules.wins(cells[None], np.array([22]), np.array([1]))
+        for trees in (1, 2):  # the single-game and the batched search: the same loops
+            BatchedMCTS(UniformEvaluator(), rules, SearchConfig(n_playout=4), n_trees=trees).search([Board()] * trees)
     finally:
         _Fallback.active = active
 
