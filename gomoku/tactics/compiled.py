@@ -43,7 +43,7 @@ WATCH_SECONDS = 0.001
 # A VCT workspace's room for replies and children: every node's worst case (a reply and a child
 # per point) up to FULL_ROOM entries, else ROOM_PER_NODE a node of its budget at first (grown as needed).
 FULL_ROOM = 1 << 20
-ROOM_PER_NODE = 16
+ROOM_PER_NODE = 4
 VCT_FROM_DEPTH = 2  # the VCT leaf checks start at this depth (gomoku.tactics.rules: never at depth 1)
 KERNEL_MODULES = ("kernel_board", "kernel_vct", "kernel_rules")  # the modules numba caches
 _STATUS = {kv.WIN: ThreatStatus.WIN, kv.NO_WIN: ThreatStatus.NO_WIN, kv.UNKNOWN: ThreatStatus.UNKNOWN}
@@ -179,6 +179,22 @@ class _Solver:
             self._meta = self._ws[kb.meta_offset(g.size, g.n_windows):][:kb.META]  # the flag the kernel reads
         return self._ws
 
+    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
+                 max_nodes: int | None = None) -> np.ndarray:
+        """For ``defender`` to move in ``cells``: which of ``moves`` leave the opponent without a
+        win of the solver's kind, one bool per move (out of budget counts as a defence)."""
+        if _Fallback.active:
+            return self._reference().defences(cells, defender, moves, max_nodes)
+        _check(3 - defender)
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
+        moves = np.asarray(moves, dtype=np.int64)
+        stops = np.zeros(len(moves), dtype=np.bool_)
+        kernel = kv.vct_defences if self._vct else kv.vcf_defences
+        extra = (self._budgets()[1],) if self._vct else ()  # the VCT's VCF check budget
+        if self._run(budget, kernel, _cells(cells), int(defender), moves, stops, budget, *extra) == kv.STOPPED:
+            raise Interrupted
+        return stops
+
     def _run(self, budget: int, kernel, *args):
         """``kernel(tables, workspace, *args)`` with the stop flag kept up to date, run again in a
         larger workspace while it answers NEEDS_ROOM."""
@@ -250,18 +266,6 @@ class CompiledVcfSolver(_Solver):
             return _result(kv.vcf_solve(self._tables, self._ws, _cells(cells), int(attacker), budget))
         return _result(self._run(budget, kv.vcf_solve, _cells(cells), int(attacker), budget))
 
-    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
-                 max_nodes: int | None = None) -> np.ndarray:
-        if _Fallback.active:
-            return self._reference().defences(cells, defender, moves, max_nodes)
-        _check(3 - defender)
-        defender = int(defender)
-        budget = int(self.max_nodes if max_nodes is None else max_nodes)
-        moves = np.asarray(moves, dtype=np.int64)
-        stops = np.zeros(len(moves), dtype=np.bool_)
-        if self._run(budget, kv.vcf_defences, _cells(cells), defender, moves, stops, budget) == kv.STOPPED:
-            raise Interrupted
-        return stops
 
 
 class CompiledVctSolver(_Solver):
@@ -283,19 +287,6 @@ class CompiledVctSolver(_Solver):
         budget = int(self.max_nodes if max_nodes is None else max_nodes)
         return _result(self._run(budget, kv.vct_solve, _cells(cells), int(attacker), budget, self.vcf_nodes))
 
-    def defences(self, cells: np.ndarray, defender: int, moves: np.ndarray,
-                 max_nodes: int | None = None) -> np.ndarray:
-        if _Fallback.active:
-            return self._reference().defences(cells, defender, moves, max_nodes)
-        _check(3 - defender)
-        defender = int(defender)
-        budget = int(self.max_nodes if max_nodes is None else max_nodes)
-        moves = np.asarray(moves, dtype=np.int64)
-        stops = np.zeros(len(moves), dtype=np.bool_)
-        if self._run(budget, kv.vct_defences, _cells(cells), defender, moves, stops, budget,
-                     self.vcf_nodes) == kv.STOPPED:
-            raise Interrupted
-        return stops
 
     def after(self, cells: np.ndarray, defender: int, move: int, max_nodes: int | None = None) -> ThreatResult:
         cells = np.array(cells, dtype=np.int8)

@@ -289,23 +289,25 @@ def sort_small(values, n):
 
 # ---------------------------------------------------------------------------- scratch
 @njit(cache=True)
-def _refuted_slot(B, X, key):
-    mask = X.refuted.shape[0] - 1
-    stamp = B.meta[STAMP]
+def slot(keys, stamps, stamp, key):
+    """The slot of ``key`` in an open-addressing table (``keys``, a power of two long, at most half
+    full; an entry counts only under the current ``stamp``): its entry, or the empty slot where it
+    goes. The refuted set here and the VCT's node table (kernel_vct) are such tables."""
+    mask = keys.shape[0] - 1
     i = key & mask
-    while X.refuted_stamps[i] == stamp and X.refuted[i] != key:
+    while stamps[i] == stamp and keys[i] != key:
         i = (i + 1) & mask
     return i
 
 
 @njit(cache=True)
 def is_refuted(B, X, key):
-    return X.refuted_stamps[_refuted_slot(B, X, key)] == B.meta[STAMP]
+    return X.refuted_stamps[slot(X.refuted, X.refuted_stamps, B.meta[STAMP], key)] == B.meta[STAMP]
 
 
 @njit(cache=True)
 def add_refuted(B, X, key):
-    i = _refuted_slot(B, X, key)
+    i = slot(X.refuted, X.refuted_stamps, B.meta[STAMP], key)
     X.refuted[i] = key
     X.refuted_stamps[i] = B.meta[STAMP]
 

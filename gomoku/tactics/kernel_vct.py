@@ -17,11 +17,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from gomoku.tactics.kernel_board import (ATTACKER, ATTACKER_FOUR, ATTACKER_THREE, ATTACKER_TWO, BUDGET, DEFENDER_THREE,
-                          EXHAUSTED, H_CHILDREN, H_NODES, H_PER_POINT, H_REPLIES, H_SIZE, H_SLOTS, INTERRUPTED,
-                          KEY, NO_MOVE, NODES, STAMP, board_views, clear_four_moves, contains, defender_blocks,
-                          four_moves, load, new_stamp, place, remove, sort_small, table_views, tick, vcf,
-                          vcf_views)
+from gomoku.tactics.kernel_board import (ATTACKER, ATTACKER_FOUR, ATTACKER_THREE, ATTACKER_TWO, BUDGET,
+                                         DEFENDER_THREE, EXHAUSTED, H_CHILDREN, H_NODES, H_PER_POINT,
+                                         H_REPLIES, H_SIZE, H_SLOTS, INTERRUPTED, KEY, NO_MOVE, NODES, STAMP,
+                                         board_views, clear_four_moves, contains, defender_blocks, four_moves,
+                                         load, new_stamp, place, remove, slot, sort_small, table_views, tick,
+                                         vcf, vcf_views)
 
 INFINITE = 1 << 40  # the proof or disproof number of a solved node
 LARGEST = INFINITE - 1  # the cap of a sum of unsolved nodes' numbers
@@ -206,25 +207,24 @@ def _status(T, B, X):
 
 @njit(cache=True)
 def _slot(B, Z, key):
-    """The table slot of ``key``: its entry, or the empty slot where it goes."""
-    mask = Z.table_keys.shape[0] - 1
-    stamp = B.meta[STAMP]
-    i = key & mask
-    while Z.table_stamps[i] == stamp and Z.table_keys[i] != key:
-        i = (i + 1) & mask
-    return i
+    """The node table's slot of ``key``: its entry, or the empty slot where it goes."""
+    return slot(Z.table_keys, Z.table_stamps, B.meta[STAMP], key)
 
 
 @njit(cache=True)
-def _lookup(B, Z, slot):
-    return Z.table_nodes[slot] if Z.table_stamps[slot] == B.meta[STAMP] else -1
+def _table_entry(T, B, Z, colour, move):
+    """The position after ``colour``'s stone at ``move``: its key, its table slot, and its node
+    there (-1: none yet)."""
+    key = B.meta[KEY] ^ T.keys[colour, move]
+    entry = _slot(B, Z, key)
+    return key, entry, Z.table_nodes[entry] if Z.table_stamps[entry] == B.meta[STAMP] else -1
 
 
 @njit(cache=True)
-def _insert(B, Z, slot, key, node):
-    Z.table_keys[slot] = key
-    Z.table_nodes[slot] = node
-    Z.table_stamps[slot] = B.meta[STAMP]
+def _insert(B, Z, entry, key, node):
+    Z.table_keys[entry] = key
+    Z.table_nodes[entry] = node
+    Z.table_stamps[entry] = B.meta[STAMP]
 
 
 @njit(cache=True)
@@ -288,9 +288,7 @@ def _expand_or(T, B, X, Y, Z, node, used):
         failed = _ROOM
     for c in range(n_candidates if failed == 0 else 0):
         move = candidates[c]
-        key = B.meta[KEY] ^ T.keys[attacker, move]
-        slot = _slot(B, Z, key)
-        child = _lookup(B, Z, slot)
+        key, entry, child = _table_entry(T, B, Z, attacker, move)
         if child < 0:
             failed = tick(B)
             if failed:
@@ -307,7 +305,7 @@ def _expand_or(T, B, X, Y, Z, node, used):
             Z.reply_start[child] = used[1]
             Z.reply_count[child] = made
             used[1] += made
-            _insert(B, Z, slot, key, child)
+            _insert(B, Z, entry, key, child)
         Z.child_node[used[2]] = child
         Z.child_move[used[2]] = move
         used[2] += 1
@@ -330,9 +328,7 @@ def _expand_and(T, B, X, Z, node, used):
         return _ROOM
     for r in range(Z.reply_start[node], Z.reply_start[node] + Z.reply_count[node]):
         reply = Z.replies[r]
-        key = B.meta[KEY] ^ T.keys[defender, reply]
-        slot = _slot(B, Z, key)
-        child = _lookup(B, Z, slot)
+        key, entry, child = _table_entry(T, B, Z, defender, reply)
         if child < 0:
             failed = tick(B)
             if failed:
@@ -350,7 +346,7 @@ def _expand_and(T, B, X, Z, node, used):
                 _new_node(Z, child, 0, INFINITE)
             else:
                 _new_node(Z, child, INFINITE, 0)
-            _insert(B, Z, slot, key, child)
+            _insert(B, Z, entry, key, child)
         Z.child_node[used[2]] = child
         Z.child_move[used[2]] = reply
         used[2] += 1
@@ -450,7 +446,7 @@ def _vct(T, B, X, ws, at, cells, attacker, budget, vcf_nodes):
     return outcome, move, B.meta[NODES]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the GIL released while it runs
 def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
     """Whether ``attacker``, to move in ``cells``, has a VCT within ``budget`` nodes (its VCF check
     first, within ``vcf_nodes``): (status, move, nodes)."""
@@ -472,7 +468,7 @@ def _vcf_loaded(T, B, X, budget):
     return (NO_WIN if move == NO_MOVE else WIN), move, B.meta[NODES]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the GIL released while it runs
 def vcf_solve(tables, ws, cells, attacker, budget):
     """Whether ``attacker``, to move in ``cells``, has a VCF within ``budget`` nodes: (status,
     move, nodes)."""
@@ -483,7 +479,7 @@ def vcf_solve(tables, ws, cells, attacker, budget):
     return _vcf_loaded(T, B, X, budget)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the GIL released while it runs
 def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
     """For ``defender`` to move in ``cells``: which of ``moves`` leave the opponent without a VCF
     within ``budget`` nodes, into ``stops`` (out of budget counts as a defence); the status that
@@ -502,7 +498,7 @@ def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
     return WIN
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # the GIL released while it runs
 def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
     """``vcf_defences`` for VCTs (each move's solve from a fresh load); NEEDS_ROOM too."""
     B, at = board_views(ws)

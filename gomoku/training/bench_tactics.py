@@ -146,6 +146,7 @@ def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Conf
     timed = calls[::max(1, len(calls) // MAX_CALLS)][:MAX_CALLS]
     per_call = time_calls(timed, geometry, config)
     results["per_call"] = per_call
+    results["recorded_calls"] = len(calls)
     log(f"per solver call ({per_call['calls']} of the {len(calls)} self-play made: {per_call['vcf_calls']} VCF, "
         f"{per_call['vct_calls']} VCT): reference {per_call['reference_ms_median']:.3f} ms median, "
         f"{per_call['reference_ms_max']:.1f} max; compiled {per_call['compiled_ms_median']:.4f} ms median, "
