@@ -124,6 +124,54 @@ def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> d
                for kind in ms if deep.any()}}
 
 
+LONG_VCT_NODES = 400_000  # the az player's deep checks' budget (gomoku.players.search.CHECK_NODES)
+
+
+def long_vcts(positions: dict[str, tuple[np.ndarray, int]], budget: int = LONG_VCT_NODES) -> list[dict]:
+    """For each named position (cells, attacker): the VCT solve's answer, nodes and time with
+    each solver kind (the answers compared), and the plies of the threat sequence when the attacker
+    plays the solver's move and the defender the reply whose refutation takes the most nodes."""
+    geometry = Geometry(9, 9, 5)
+    reference, kernel = (vct(geometry, budget) for _, vct in (solvers(REFERENCE), solvers(COMPILED)))
+    rows = []
+    for name, (cells, attacker) in positions.items():
+        kernel.solve(cells, attacker)  # load the kernels before the clock starts
+        times = {}
+        for kind, solver in ((REFERENCE, reference), (COMPILED, kernel)):
+            start = time.perf_counter()
+            times[kind] = (solver.solve(cells, attacker), time.perf_counter() - start)
+        answer = times[COMPILED][0]
+        if answer != times[REFERENCE][0]:
+            raise AssertionError(f"{name}: the solvers disagree: {times[REFERENCE][0]} against {answer}")
+        rows.append({"position": name, "status": answer.status.value, "nodes": answer.nodes,
+                     "reference_ms": 1e3 * times[REFERENCE][1], "compiled_ms": 1e3 * times[COMPILED][1],
+                     "line_plies": _threat_line(kernel, geometry, cells.copy(), attacker) if answer.win else 0})
+    return rows
+
+
+def _threat_line(solver, geometry: Geometry, cells: np.ndarray, attacker: int) -> int:
+    """Plies of a VCT played out: the solver's move, then the defender's reply that takes the next
+    solve the most nodes, until the attacker completes a line."""
+    plies = 0
+    while True:
+        move = solver.solve(cells, attacker).move
+        cells[move] = attacker
+        plies += 1
+        if geometry.wins_one(cells, move, attacker):
+            return plies
+        hardest, most = None, -1
+        for reply in np.flatnonzero(cells[:-1] == 0).tolist():
+            cells[reply] = 3 - attacker
+            after = None if geometry.wins_one(cells, reply, 3 - attacker) else solver.solve(cells, attacker)
+            cells[reply] = 0
+            if after is not None and after.win and after.nodes > most:
+                hardest, most = reply, after.nodes
+        if hardest is None:  # no reply keeps the win proved within the budget: the line ends here
+            return plies
+        cells[hardest] = 3 - attacker
+        plies += 1
+
+
 def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Config | None = None) -> dict:
     """The figures of ``scripts/bench.py --tactics`` (``evaluator``: the net of ``model``)."""
     config = config or Config()
