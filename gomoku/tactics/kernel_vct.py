@@ -249,6 +249,14 @@ def _choice(numbers, others, child_node, first, n):
 
 
 @njit(cache=True)
+def _link(Z, used, child, move):
+    """Append ``child``, reached by ``move``, to the children being made (``used[2]`` of them)."""
+    Z.child_node[used[2]] = child
+    Z.child_move[used[2]] = move
+    used[2] += 1
+
+
+@njit(cache=True)
 def _new_node(Z, node, pn, dn):
     Z.pn[node] = pn
     Z.dn[node] = dn
@@ -306,9 +314,7 @@ def _expand_or(T, B, X, Y, Z, node, used):
             Z.reply_count[child] = made
             used[1] += made
             _insert(B, Z, entry, key, child)
-        Z.child_node[used[2]] = child
-        Z.child_move[used[2]] = move
-        used[2] += 1
+        _link(Z, used, child, move)
         if Z.pn[child] == 0:
             break  # proved
     clear_four_moves(X)
@@ -347,9 +353,7 @@ def _expand_and(T, B, X, Z, node, used):
             else:
                 _new_node(Z, child, INFINITE, 0)
             _insert(B, Z, entry, key, child)
-        Z.child_node[used[2]] = child
-        Z.child_move[used[2]] = reply
-        used[2] += 1
+        _link(Z, used, child, reply)
         if Z.dn[child] == 0:
             break  # disproved
     Z.child_count[node] = used[2] - Z.child_start[node]
