@@ -20,6 +20,7 @@ and every ``STOP_CHECK_NODES``) and the solve raises ``Interrupted`` as the refe
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import subprocess
 import sys
@@ -50,7 +51,14 @@ _STATUS = {kv.WIN: ThreatStatus.WIN, kv.NO_WIN: ThreatStatus.NO_WIN, kv.UNKNOWN:
 
 
 def tables(geometry: Geometry) -> np.ndarray:
-    """The kernels' tables of one board shape, from the reference's (``kernel_board.build_tables``)."""
+    """The kernels' tables of one board shape, from the reference's (``kernel_board.build_tables``);
+    built once a shape (a rules object holds four solvers); shared, so never written to."""
+    return _tables(geometry.width, geometry.height, geometry.n_in_row)
+
+
+@functools.lru_cache(maxsize=None)
+def _tables(width: int, height: int, n_in_row: int) -> np.ndarray:
+    geometry = Geometry(width, height, n_in_row)
     board = ThreatBoard(geometry, wide=True)  # also refuses n_in_row < MIN_N_IN_ROW, as the reference
     through = geometry.point_windows.copy()
     through[through == geometry.n_windows] = -1
