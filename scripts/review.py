@@ -5,7 +5,7 @@ win by fours and threes (VCT), and whether another move there kept it out.
     python scripts/review.py games.jsonl                     # the games the player lost
     python scripts/review.py --moves E5,D4,... --loser white # one game
 
-Verdicts (gomoku/game/review.py): "let in" (another move there left no VCT: a threat search at this
+Verdicts (gomoku/matches/review.py): "let in" (another move there left no VCT: a threat search at this
 budget would have avoided the loss), "unsettled" (no other move proved safe, some out of budget),
 "lost before" (every move there gives a VCT: the attack began earlier, with a move that was not a
 threat, or was longer than the budget saw), "lost in the opening" (a match's random opening left the
@@ -25,7 +25,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from gomoku.game.board import DEFAULT_SIZE, Board  # noqa: E402
-from gomoku.game.review import REVIEW_NODES, Review, Verdict, game_line_problem, review_loss  # noqa: E402
+from gomoku.matches.review import REVIEW_NODES, Review, Verdict, game_line_problem, review_loss  # noqa: E402
 from gomoku.players import format_point  # noqa: E402
 from gomoku.ui.session import N_IN_ROW, SetupError, parse_game  # noqa: E402  (no pygame)
 

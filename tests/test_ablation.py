@@ -118,7 +118,7 @@ def test_bad_opponents_stop_before_any_training(tmp_path, capsys, monkeypatch):
 
 
 def test_a_variant_is_rated_with_the_search_rules_it_trained_with(tmp_path, monkeypatch):
-    import gomoku.game.arena as arena
+    import gomoku.matches.arena as arena
 
     asked = {}
     monkeypatch.setattr(arena, "evaluate", lambda spec, opponents, games, **options: asked.update(options) or [])

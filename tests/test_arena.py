@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from gomoku.game.arena import (GameRecord, MatchResult, derive_seeds, evaluate, format_table, play_game, play_match,
+from gomoku.matches.arena import (GameRecord, MatchResult, derive_seeds, evaluate, format_table, play_game, play_match,
                           wilson_interval)
 from gomoku.game.board import DRAW, Board, IllegalMoveError
 from gomoku.players import HeuristicPlayer, MinimaxPlayer, Player, RandomPlayer
@@ -225,7 +225,7 @@ def test_evaluate_refuses_a_net_trained_for_another_rule_before_any_game(tmp_pat
 
 
 def test_ctrl_c_in_evaluate_gives_the_finished_games(monkeypatch):
-    import gomoku.game.arena as arena
+    import gomoku.matches.arena as arena
 
     played = []
     real = arena._play_one
@@ -256,7 +256,7 @@ def test_starting_workers_puts_back_a_sigint_handler_python_cannot_read(monkeypa
     it refuses to install again: the workers start, and SIGINT gets the default action back."""
     import signal
 
-    from gomoku.game import processes
+    from gomoku.matches import processes
 
     real = signal.signal
     installed = []
@@ -288,7 +288,7 @@ def test_a_worker_error_that_does_not_pickle_reaches_the_parent():
     ever. The worker pickles its outcome itself, so the error arrives (as a RuntimeError)."""
     import threading
 
-    from gomoku.game.processes import run_in_processes
+    from gomoku.matches.processes import run_in_processes
 
     outcome = {}
 
@@ -307,7 +307,7 @@ def test_a_worker_error_that_does_not_pickle_reaches_the_parent():
 
 
 def test_random_openings_are_different_positions_without_a_line():
-    from gomoku.game.arena import random_openings
+    from gomoku.matches.arena import random_openings
 
     # 20 stones on 5x5: many draws make a five before their last stone; those are drawn again.
     openings = random_openings(30, 20, np.random.default_rng(2), 5, 5, 5)
@@ -324,7 +324,7 @@ def test_random_openings_are_different_positions_without_a_line():
 
 
 def test_random_openings_near_the_centre_keep_their_stones_there():
-    from gomoku.game.arena import random_openings
+    from gomoku.matches.arena import random_openings
 
     openings = random_openings(40, 4, np.random.default_rng(4), centre=2)  # the central 5x5 of 9x9
     assert all(max(abs(m % 9 - 4), abs(m // 9 - 4)) <= 2 for b in openings for m in b.moves)
@@ -342,7 +342,7 @@ def test_random_openings_near_the_centre_keep_their_stones_there():
 
 
 def test_records_keep_each_search_players_own_estimate_of_the_game():
-    from gomoku.game.arena import game_lines
+    from gomoku.matches.arena import game_lines
     from gomoku.players.search import PureMCTSPlayer
 
     record = play_game(PureMCTSPlayer(n_playout=40, seed=1), RandomPlayer(np.random.default_rng(2)), Board(5, 5, 4))
@@ -358,7 +358,7 @@ def test_records_keep_each_search_players_own_estimate_of_the_game():
 
 
 def test_game_lines_say_how_many_moves_were_the_openings():
-    from gomoku.game.arena import game_lines, play_openings, random_openings
+    from gomoku.matches.arena import game_lines, play_openings, random_openings
 
     openings = random_openings(2, 2, np.random.default_rng(3))
     result = play_openings(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), openings)
@@ -393,7 +393,7 @@ def _text(path) -> str | None:
 def test_workers_stopped_early_run_their_exit_handlers(tmp_path):
     """The parent ends its workers with SIGTERM when the caller stops early: a worker exits as a
     process does, so the finalizers of its players run (an external engine is not left running)."""
-    from gomoku.game.processes import run_in_processes
+    from gomoku.matches.processes import run_in_processes
 
     marks = [tmp_path / "fast", tmp_path / "slow"]
     outcomes = run_in_processes(_leave_a_mark_at_exit, [(str(marks[0]), 0.0), (str(marks[1]), 60.0)], 2,
@@ -411,8 +411,8 @@ def test_games_keep_their_numbers_when_earlier_ones_did_not_finish():
     """An interrupted run with workers may finish games 1, 2 and 4 but not 3: the games file and
     the forfeits numbered the finished games 1, 2, 3 (game 4, played as White, came out as game 3,
     a Black game's number)."""
-    from gomoku.game.arena import match_results, game_lines
-    from gomoku.game.forfeit import ForfeitReason, ForfeitRecord
+    from gomoku.matches.arena import match_results, game_lines
+    from gomoku.players.forfeit import ForfeitReason, ForfeitRecord
 
     def record(index, forfeit=None):
         names = ("p", "o") if index % 2 == 0 else ("o", "p")  # the player has Black in even games

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from gomoku.game import processes
-from gomoku.game.arena import ForfeitReason, play_game
+from gomoku.matches import processes
+from gomoku.matches.arena import ForfeitReason, play_game
 from gomoku.players import RandomPlayer, external, make_player
 from gomoku.training import actors
 from gomoku.training.actors import PoolActors

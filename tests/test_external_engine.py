@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gomoku.game.arena import ForfeitReason, evaluate, play_game, play_match
+from gomoku.matches.arena import ForfeitReason, evaluate, play_game, play_match
 from gomoku.game.board import Board
 from gomoku.players import RandomPlayer, format_point, make_player
-from gomoku.game.forfeit import Forfeit
+from gomoku.players.forfeit import Forfeit
 from gomoku.players.external import MAX_TURN_MS, READ_BYTES, STDERR_LINE_BYTES, PbrainPlayer, _pump
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -433,7 +433,7 @@ def test_our_engine_as_the_external_one(tmp_path, monkeypatch):
 
 
 def test_play_game_records_playouts_and_forfeits_in_process():
-    from gomoku.game.forfeit import Forfeit
+    from gomoku.players.forfeit import Forfeit
     from gomoku.players import HeuristicPlayer
     from gomoku.players.search import PureMCTSPlayer
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.game.arena import MatchResult, Terminated, colours_note, play_game
-from gomoku.game.outputs import LOCK_SUFFIX, TEMP_SUFFIX, MatchOutputs, OutputInUse
+from gomoku.matches.arena import MatchResult, Terminated, colours_note, play_game
+from gomoku.matches.outputs import LOCK_SUFFIX, TEMP_SUFFIX, MatchOutputs, OutputInUse
 from gomoku.players import RUN_BEST_MODEL, RUN_CHECKPOINT, RandomPlayer, parse_spec
 from tests.fakes import load_script
 

@@ -229,7 +229,7 @@ def test_every_front_end_refuses_a_damaged_file_in_one_line(tmp_path):
 def test_a_model_of_another_rule_is_refused_when_loaded(tmp_path):
     """play (the window's opponent), evaluate and the engine refuse a net trained for 4 in a row
     before the first move, not at the AI's first move."""
-    from gomoku.game.arena import evaluate
+    from gomoku.matches.arena import evaluate
     from gomoku.pbrain.loader import EngineOptions, Players
     from gomoku.pbrain.protocol import ProtocolError
     from gomoku.ui.ai import build_opponent

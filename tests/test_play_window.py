@@ -310,7 +310,7 @@ def test_play_model_takes_the_board_and_rule_of_its_checkpoint(tmp_path, monkeyp
 def test_an_engine_that_forfeits_is_told_in_words_and_ends_with_the_window(make_app, caplog):
     """An external engine (pbrain:) that crashes: the status says so in words, without its
     traceback or stderr; closing the window ends its process (close), even when it hangs."""
-    from gomoku.game.forfeit import Forfeit, ForfeitReason
+    from gomoku.players.forfeit import Forfeit, ForfeitReason
 
     closed = []
 
@@ -414,7 +414,7 @@ def test_screenshot_from_the_command_line(tmp_path):
 
 
 def test_importing_gomoku_does_not_import_pygame():
-    code = ("import sys, gomoku, gomoku.players, gomoku.players.search, gomoku.game.arena; "
+    code = ("import sys, gomoku, gomoku.players, gomoku.players.search, gomoku.matches.arena; "
             "assert 'pygame' not in sys.modules, 'pygame imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=60)

@@ -287,7 +287,7 @@ def test_one_playout_plays_a_legal_move(spec):
 
 
 def test_importing_players_and_arena_skips_torch_and_pygame():
-    code = ("import sys, gomoku.players, gomoku.game.arena; "
+    code = ("import sys, gomoku.players, gomoku.matches.arena; "
             "assert 'torch' not in sys.modules and 'pygame' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -1,4 +1,4 @@
-"""gomoku.game.review and scripts/review.py: where a lost game let in a VCT, checked move by move
+"""gomoku.matches.review and scripts/review.py: where a lost game let in a VCT, checked move by move
 with the solver itself."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from gomoku.game.board import Board
-from gomoku.game.review import Review, Verdict, review_loss
+from gomoku.matches.review import Review, Verdict, review_loss
 from gomoku.players import format_point
 from gomoku.players.classical import _cells
 from gomoku.tactics.geometry import Geometry

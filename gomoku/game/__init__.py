@@ -1,7 +1,7 @@
-"""The game itself: the ``Board`` (rules, state planes) and ``arena`` (games and matches between players).
+"""The game itself: the ``Board`` (rules, state planes), and nothing above it.
 
-Imports nothing of the project outside ``gomoku.game`` except the players for matches; never torch
-or pygame.
+Imports nothing of the project outside ``gomoku.game``; never torch or pygame. Games and matches
+between players are ``gomoku.matches``, a layer above the players.
 """
 
 from gomoku.game.board import DRAW, EMPTY, Board, IllegalMoveError, other

@@ -32,7 +32,7 @@ import threading
 import time
 import weakref
 
-from gomoku.game.forfeit import STDERR_MARK, Forfeit, ForfeitReason
+from gomoku.players.forfeit import STDERR_MARK, Forfeit, ForfeitReason
 from gomoku.game.board import EMPTY, Board
 from gomoku.pbrain.protocol import MAX_LINE_BYTES, N_IN_ROW  # an answer longer than a command is cut to it
 from gomoku.players.classical import Player, format_point

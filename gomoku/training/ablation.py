@@ -131,7 +131,7 @@ def rate_variant(config: Config, run_dir: Path, opponents: Sequence[str], games:
     """The run's final checkpoint against each opponent, with the search rules of the run's
     self-play (forced moves, VCF, VCT) and leaves a net call; the play's own budgets (c_puct 5,
     the solvers' node budgets, the deep checks) are the az player's."""
-    from gomoku.game.arena import evaluate
+    from gomoku.matches.arena import evaluate
     from gomoku.training.pipeline import CHECKPOINT
 
     s, b = config.search, config.board

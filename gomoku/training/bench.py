@@ -28,7 +28,7 @@ from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
 from gomoku.pbrain.loader import ENGINE_LEAVES
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
-from gomoku.game.processes import put_back_handler
+from gomoku.matches.processes import put_back_handler
 from gomoku.training.bench_common import CLASSIC, BenchSettings, az_evaluator, machine, median_time
 from gomoku.training.bench_threats import (bench_vcf, bench_vcf_per_move, bench_vct, bench_vct_per_move,
                                            bench_vct_selfplay, game_positions)

@@ -1,6 +1,6 @@
 """Self-play and evaluation games in worker processes on this machine: ``selfplay.backend: pool``.
 
-``WorkerPool`` runs one ``Worker`` per process (started as ``gomoku.game.processes`` says, one torch
+``WorkerPool`` runs one ``Worker`` per process (started as ``gomoku.matches.processes`` says, one torch
 thread each), built once from a ``WorkerSpec``. ``publish(weights)`` numbers a new version of the net's weights; a worker
 is sent a version (on its task queue, before its next task that needs it) once. Each worker
 evaluates its leaves with its own copy of the net, or (``selfplay.inference: server``) sends them
@@ -15,7 +15,7 @@ import multiprocessing as mp
 import signal
 from typing import Callable
 
-from gomoku.game.processes import die_with_parent, start_quietly, worker_context
+from gomoku.matches.processes import die_with_parent, start_quietly, worker_context
 from gomoku.training.config import Config
 from gomoku.training.messages import (Failure, Progress, Result, SelfPlayTask, Task, Weights, WorkerError,
                                       WorkerSpec)

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from gomoku.game.board import Board
-from gomoku.game.forfeit import Forfeit, ForfeitReason
+from gomoku.players.forfeit import Forfeit, ForfeitReason
 from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
                             make_player, parse_spec, sized_default, trained_n_in_row)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import pygame
 
-from gomoku.game.arena import close_players
+from gomoku.matches.arena import close_players
 from gomoku.game.board import EMPTY, Board
 from gomoku.players import Player, format_point, trained_n_in_row, trained_size
 from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,

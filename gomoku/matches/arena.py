@@ -22,8 +22,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, DRAW, Board, IllegalMoveError, other
-from gomoku.game.processes import run_in_processes
-from gomoku.game.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
+from gomoku.matches.processes import run_in_processes
+from gomoku.players.forfeit import Forfeit, ForfeitReason, ForfeitRecord  # noqa: F401  (ForfeitReason: re-exported)
 from gomoku.players import Player, format_point, make_player, parse_spec, trained_n_in_row, trained_size
 from gomoku.players.classical import HumanPlayer, InputEnded
 

@@ -1,6 +1,6 @@
 """Losing a game without playing it out: a player's ``get_action`` raises ``Forfeit`` (an external
 engine that was late, said nothing, crashed or answered something that is not a legal move), and
-``gomoku.game.arena.play_game`` scores the game as lost by that player and records why."""
+``gomoku.matches.arena.play_game`` scores the game as lost by that player and records why."""
 
 from __future__ import annotations
 
