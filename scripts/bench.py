@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--config and --ray-nodes need --selfplay (the figures of one run config)")
     if (args.search or args.vct) and (args.variants or args.ray is not None):
         parser.error("--variants and --ray go with the full bench or --selfplay, not --search or --vct")
-    from gomoku.matches.arena import output_problem
+    from gomoku.matches.outputs import output_problem
     from gomoku.training.actors import device_error
     from gomoku.training.bench import BenchSettings, machine, run_all, run_search
     from gomoku.training.bench_threats import model_evaluator, run_vct

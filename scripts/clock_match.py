@@ -17,9 +17,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.matches.arena import (MAX_MATCH_GAMES, MatchResult, close_players, colours_note, format_table, game_line,  # noqa: E402
-                               game_lines, home_board, output_problem, play_openings, player_name, random_openings,
-                               stop_on_signals, stop_reason)
+from gomoku.matches.arena import MAX_MATCH_GAMES, close_players, home_board, stop_on_signals, stop_reason  # noqa: E402
+from gomoku.matches.games import play_openings, player_name, random_openings  # noqa: E402
+from gomoku.matches.outputs import output_problem  # noqa: E402
+from gomoku.matches.records import MatchResult, colours_note, format_table, game_line, game_lines  # noqa: E402
 from gomoku.matches.outputs import MatchOutputs, OutputError  # noqa: E402
 from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, is_positive_number, make_player,  # noqa: E402
                             spec_kind)

@@ -21,9 +21,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # this checkout's package, before an installed one (of another checkout)
     sys.path.insert(0, str(REPO_ROOT))
 
-from gomoku.matches.arena import (MAX_MATCH_GAMES, EvaluationInterrupted, colours_note, evaluate,  # noqa: E402
-                               format_match_stats, format_table, game_line, game_lines, home_board, match_results,
-                               output_problem, stop_on_signals, stop_reason)
+from gomoku.matches.arena import (MAX_MATCH_GAMES, EvaluationInterrupted, evaluate, home_board,  # noqa: E402
+                                  match_results, stop_on_signals, stop_reason)
+from gomoku.matches.outputs import output_problem  # noqa: E402
+from gomoku.matches.records import colours_note, format_match_stats, format_table, game_line, game_lines  # noqa: E402
 from gomoku.matches.outputs import MatchOutputs, OutputError, OutputInUse  # noqa: E402
 from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed,  # noqa: E402
                              is_positive_number, parse_spec, spec_kind)

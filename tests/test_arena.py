@@ -5,8 +5,9 @@ import time
 import numpy as np
 import pytest
 
-from gomoku.matches.arena import (GameRecord, MatchResult, derive_seeds, evaluate, format_table, play_game, play_match,
-                          wilson_interval)
+from gomoku.matches.arena import derive_seeds, evaluate
+from gomoku.matches.games import play_game, play_match
+from gomoku.matches.records import GameRecord, MatchResult, format_table, wilson_interval
 from gomoku.game.board import DRAW, Board, IllegalMoveError
 from gomoku.players import HeuristicPlayer, MinimaxPlayer, Player, RandomPlayer
 
@@ -307,7 +308,7 @@ def test_a_worker_error_that_does_not_pickle_reaches_the_parent():
 
 
 def test_random_openings_are_different_positions_without_a_line():
-    from gomoku.matches.arena import random_openings
+    from gomoku.matches.games import random_openings
 
     # 20 stones on 5x5: many draws make a five before their last stone; those are drawn again.
     openings = random_openings(30, 20, np.random.default_rng(2), 5, 5, 5)
@@ -324,7 +325,7 @@ def test_random_openings_are_different_positions_without_a_line():
 
 
 def test_random_openings_near_the_centre_keep_their_stones_there():
-    from gomoku.matches.arena import random_openings
+    from gomoku.matches.games import random_openings
 
     openings = random_openings(40, 4, np.random.default_rng(4), centre=2)  # the central 5x5 of 9x9
     assert all(max(abs(m % 9 - 4), abs(m // 9 - 4)) <= 2 for b in openings for m in b.moves)
@@ -342,7 +343,7 @@ def test_random_openings_near_the_centre_keep_their_stones_there():
 
 
 def test_records_keep_each_search_players_own_estimate_of_the_game():
-    from gomoku.matches.arena import game_lines
+    from gomoku.matches.records import game_lines
     from gomoku.players.search import PureMCTSPlayer
 
     record = play_game(PureMCTSPlayer(n_playout=40, seed=1), RandomPlayer(np.random.default_rng(2)), Board(5, 5, 4))
@@ -358,7 +359,8 @@ def test_records_keep_each_search_players_own_estimate_of_the_game():
 
 
 def test_game_lines_say_how_many_moves_were_the_openings():
-    from gomoku.matches.arena import game_lines, play_openings, random_openings
+    from gomoku.matches.games import play_openings, random_openings
+    from gomoku.matches.records import game_lines
 
     openings = random_openings(2, 2, np.random.default_rng(3))
     result = play_openings(RandomPlayer(np.random.default_rng(1)), RandomPlayer(np.random.default_rng(2)), openings)
@@ -411,7 +413,8 @@ def test_games_keep_their_numbers_when_earlier_ones_did_not_finish():
     """An interrupted run with workers may finish games 1, 2 and 4 but not 3: the games file and
     the forfeits numbered the finished games 1, 2, 3 (game 4, played as White, came out as game 3,
     a Black game's number)."""
-    from gomoku.matches.arena import match_results, game_lines
+    from gomoku.matches.arena import match_results
+    from gomoku.matches.records import game_lines
     from gomoku.players.forfeit import ForfeitReason, ForfeitRecord
 
     def record(index, forfeit=None):

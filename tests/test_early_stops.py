@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from gomoku.matches import processes
-from gomoku.matches.arena import ForfeitReason, play_game
+from gomoku.matches.games import play_game
+from gomoku.players.forfeit import ForfeitReason
 from gomoku.players import RandomPlayer, external, make_player
 from gomoku.training import actors
 from gomoku.training.actors import PoolActors

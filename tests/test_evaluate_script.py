@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.matches.arena import MatchResult, Terminated
+from gomoku.matches.arena import Terminated
+from gomoku.matches.records import MatchResult
 from tests.fakes import load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +294,7 @@ def test_an_interrupt_before_any_game_finished_says_so_and_writes_nothing(tmp_pa
 
 
 def test_partial_results_name_opponents_without_games():
-    from gomoku.matches.arena import format_table
+    from gomoku.matches.records import format_table
 
     empty = MatchResult("minimax:1", "pure:1000")
     assert empty.format_row().split()[-4:] == ["-", "no", "games", "played"] and "0.000" not in format_table([empty])
@@ -315,7 +316,7 @@ def test_seconds_must_be_a_positive_number_and_the_help_shows_the_defaults():
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
 def test_an_output_that_cannot_be_created_is_refused_before_the_games_and_a_check_leaves_no_file(tmp_path, capsys):
     """/proc passes the permission check as root, and the write failed after the games (exit 1)."""
-    from gomoku.matches.arena import output_problem
+    from gomoku.matches.outputs import output_problem
 
     assert output_problem(Path("/proc/gomoku-results.json"), "--json") == (
         "--json /proc/gomoku-results.json: cannot be written (No such file or directory)")

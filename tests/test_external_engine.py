@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gomoku.matches.arena import ForfeitReason, evaluate, play_game, play_match
+from gomoku.matches.arena import evaluate
+from gomoku.matches.games import play_game, play_match
 from gomoku.game.board import Board
 from gomoku.players import RandomPlayer, format_point, make_player
-from gomoku.players.forfeit import Forfeit
+from gomoku.players.forfeit import Forfeit, ForfeitReason
 from gomoku.players.external import MAX_TURN_MS, READ_BYTES, STDERR_LINE_BYTES, PbrainPlayer, _pump
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.matches.arena import MatchResult, Terminated, colours_note, play_game
+from gomoku.matches.arena import Terminated
+from gomoku.matches.games import play_game
+from gomoku.matches.records import MatchResult, colours_note
 from gomoku.matches.outputs import LOCK_SUFFIX, TEMP_SUFFIX, MatchOutputs, OutputInUse
 from gomoku.players import RUN_BEST_MODEL, RUN_CHECKPOINT, RandomPlayer, parse_spec
 from tests.fakes import load_script

@@ -20,7 +20,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from gomoku.matches.arena import play_game
+from gomoku.matches.games import play_game
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
 from mcts import BatchedMCTS

@@ -12,6 +12,8 @@ a second run given the same file is refused with ``OutputInUse`` instead of the 
 silently winning. The lock file is removed at ``close``; one left by a killed run holds no lock.
 A file that is not a regular file (``/dev/null``, a pipe) is written directly, unlocked. A temp
 file that a kill left behind is removed by the next run given the same file.
+
+``output_problem`` says, before any game, why an option's file could not be written.
 """
 
 from __future__ import annotations
@@ -105,6 +107,27 @@ def write_atomically(path: Path, text: str) -> None:
             raise
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def output_problem(path: Path, option: str = "--json") -> str | None:
+    """Why ``option``'s file could not be written to ``path`` (None: it can), checked before the games."""
+    folder = path.parent
+    if path.is_dir():
+        return f"{option} {path} is a folder, not a file"
+    if not folder.is_dir():
+        return f"{option} {path}: there is no folder {folder}"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"{option} {path}: not writable"
+    try:  # what the permissions do not tell (as root, /proc): try it, and leave no new file behind
+        if not path.exists():
+            path.touch(exist_ok=False)
+            path.unlink()
+        elif path.is_file():  # (not a pipe or a device, which opening could block or change)
+            path.open("a").close()
+    except OSError as error:
+        return f"{option} {path}: cannot be written ({error.strerror or error})"
+    return None
+
 
 
 class MatchOutputs:

@@ -36,7 +36,7 @@ def play_eval_games(evaluator: Evaluator, config: Config, task: EvalTask,
     """Play the model (no noise, greedy) against ``task.opponent`` (a player spec such as
     ``pure:1000`` or ``minimax:2``); game ``i`` even: the model moves first. Each game's seeds
     derive from ``task.seed`` and ``i``, so a game's result does not depend on which worker plays it."""
-    from gomoku.matches.arena import play_game
+    from gomoku.matches.games import play_game
     from gomoku.players import make_player
     from gomoku.players.search import AlphaZeroPlayer
 
