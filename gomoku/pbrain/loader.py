@@ -23,7 +23,7 @@ from typing import Callable
 import gomoku.tactics.compiled as compiled
 from gomoku.game.board import MAX_SIZE, Board  # MAX_SIZE: the search's per-node arrays grow with the board
 from gomoku.pbrain.protocol import MIN_SIZE, N_IN_ROW, ProtocolError
-from gomoku.players import SHIPPED_MODEL, sized_default
+from gomoku.players import ENGINE_LEAVES, SHIPPED_MODEL, sized_default  # ENGINE_LEAVES: scripts/pbrain.py's too
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
 AZ_PLAYOUTS = 800  # per move for the model without a clock when --playouts is not given
 PURE_PLAYOUTS = 2000  # per move for pure MCTS (no model) without a clock when --playouts is not given
-ENGINE_LEAVES = 8  # leaves per net call of the engine's search (virtual loss; docs/engine.md)
 ENGINE_CACHE = 50_000  # positions the engine's net answers are remembered for (CachedEvaluator)
 CLOCK_PURE = "pure"  # the fallback spec of pure MCTS searching for the clock's time (scripts/pbrain.py's default)
 DEFAULT_THREADS = 1  # torch / onnxruntime threads: one is fastest for batch-1 searches

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from gomoku.game.board import Board, IllegalMoveError
+from gomoku.players.gomocup import MAX_LINE_BYTES, N_IN_ROW  # shared with the manager side (players.external)
 
 NAME = "gomoku-zero"
 VERSION = "0.1.0"
@@ -23,9 +24,7 @@ AUTHOR = "gomoku-zero developers"
 COUNTRY = "International"
 ABOUT = f'name="{NAME}", version="{VERSION}", author="{AUTHOR}", country="{COUNTRY}"'
 
-N_IN_ROW = 5  # the protocol's games are five in a row (freestyle)
 MIN_SIZE = N_IN_ROW
-MAX_LINE_BYTES = 4096  # a longer line (in characters for a text line) is not a command: ERROR
 
 # Rule bits of INFO rule. Bit 2 (continuous game) only says the manager may go on after a line
 # of five; it does not change what a move is worth, so freestyle play is right for it up to the
@@ -52,16 +51,79 @@ class ProtocolError(ValueError):
 
 
 # ---------------------------------------------------------------------------- records
+# Records of one kind share a frozen dataclass base; each kind is its own subclass, so that a
+# record compares equal only to one of its own kind (``Turn(3, 4) != Takeback(3, 4)``).
 @dataclass(frozen=True)
-class Blank:
+class Bare:
+    """A line that is nothing but its command (or nothing at all)."""
+
+
+class Blank(Bare):
     """An empty line: no answer."""
 
 
+class Restart(Bare):
+    """``RESTART``."""
+
+
+class Begin(Bare):
+    """``BEGIN``: the engine moves first."""
+
+
+class BoardBegin(Bare):
+    """``BOARD``: stone lines follow until ``DONE``."""
+
+
+class Swap2BoardBegin(Bare):
+    """``SWAP2BOARD``: stone lines follow until ``DONE``; the whole block is answered UNKNOWN
+    (this engine does not play the swap2 opening)."""
+
+
+class About(Bare):
+    """``ABOUT``."""
+
+
+class End(Bare):
+    """``END``."""
+
+
+class Done(Bare):
+    """``DONE``: the end of a BOARD block."""
+
+
 @dataclass(frozen=True)
-class Undecodable:
-    """A line that is not UTF-8 text (or is too long): answered with ERROR."""
+class Refused:
+    """A line answered with ERROR, and why."""
 
     reason: str
+
+
+class Undecodable(Refused):
+    """A line that is not UTF-8 text (or is too long)."""
+
+
+class Malformed(Refused):
+    """A known command with arguments that do not parse."""
+
+
+class BadInfo(Refused):
+    """An ``INFO`` line that does not parse, or a value out of range: the previous value is kept."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """A command about one point: ``x`` the column, ``y`` the row (0-based)."""
+
+    x: int
+    y: int
+
+
+class Turn(Point):
+    """``TURN x,y``: the opponent's move."""
+
+
+class Takeback(Point):
+    """``TAKEBACK x,y``: a move taken back."""
 
 
 @dataclass(frozen=True)
@@ -72,74 +134,12 @@ class Unknown:
 
 
 @dataclass(frozen=True)
-class Malformed:
-    """A known command with arguments that do not parse: answered with ERROR."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class Start:
-    width: int
-    height: int
-
-
-@dataclass(frozen=True)
-class Restart:
-    pass
-
-
-@dataclass(frozen=True)
-class Begin:
-    pass
-
-
-@dataclass(frozen=True)
-class Turn:
-    x: int
-    y: int
-
-
-@dataclass(frozen=True)
-class Takeback:
-    x: int
-    y: int
-
-
-@dataclass(frozen=True)
-class BoardBegin:
-    """``BOARD``: stone lines follow until ``DONE``."""
-
-
-@dataclass(frozen=True)
-class Swap2BoardBegin:
-    """``SWAP2BOARD``: stone lines follow until ``DONE``; the whole block is answered UNKNOWN
-    (this engine does not play the swap2 opening)."""
-
-
-@dataclass(frozen=True)
 class Info:
+    """``INFO key value``: ``number`` is the value of an ``INTEGER_INFO`` key, parsed."""
+
     key: str  # lower case
     value: str
-    number: int | None = None  # the value of an INTEGER_INFO key
-
-
-@dataclass(frozen=True)
-class BadInfo:
-    """An ``INFO`` line that does not parse, or a value out of range: answered with ERROR, the
-    previous value kept."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class About:
-    pass
-
-
-@dataclass(frozen=True)
-class End:
-    pass
+    number: int | None = None
 
 
 @dataclass(frozen=True)
@@ -150,16 +150,19 @@ class Stone:
 
 
 @dataclass(frozen=True)
-class Done:
-    """``DONE``: the end of a BOARD block."""
-
-
-@dataclass(frozen=True)
 class NotAStone:
     """A line inside a BOARD block that is not a stone: the block is abandoned (ERROR) and the
     line is then handled as a command of its own."""
 
     line: str
+
+
+@dataclass(frozen=True)
+class Start:
+    """``START size`` (a square board) or ``RECTSTART width,height``."""
+
+    width: int
+    height: int
 
 
 Record = (Blank | Undecodable | Unknown | Malformed | Start | Restart | Begin | Turn | Takeback | BoardBegin

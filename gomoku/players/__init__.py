@@ -29,9 +29,10 @@ SHIPPED_MODEL = "models/9x9.pt"  # the trained model in the repository (relative
 SHIPPED_PLAYOUTS = 400  # its playouts a move in evaluate.py, the window and the engine
 # The play window's az search: one game with the machine to itself, so 8 leaves per net call
 # (virtual loss) and two onnxruntime threads. evaluate.py defaults to the exact search (one leaf
-# per call, one thread), since its games share the cores; the engine searches 8 leaves a call on
-# one thread (gomoku.pbrain.loader.ENGINE_LEAVES). docs/benchmarks.md, docs/engine.md.
+# per call, one thread), since its games share the cores; the engine (gomoku.pbrain) searches
+# ENGINE_LEAVES a call on one thread. docs/benchmarks.md, docs/engine.md.
 WINDOW_LEAVES = 8
+ENGINE_LEAVES = 8  # leaves per net call of the engine's search (virtual loss; docs/engine.md)
 WINDOW_THREADS = min(2, os.cpu_count() or 1)
 # A training run's model files, by name (gomoku.training's BEST_MODEL and CHECKPOINT: a test checks
 # they match): best.pt comes at the run's first evaluation, checkpoint.pt at its first iteration.

@@ -34,8 +34,8 @@ import weakref
 
 from gomoku.players.forfeit import STDERR_MARK, Forfeit, ForfeitReason
 from gomoku.game.board import EMPTY, Board
-from gomoku.pbrain.protocol import MAX_LINE_BYTES, N_IN_ROW  # an answer longer than a command is cut to it
 from gomoku.players.classical import Player, format_point
+from gomoku.players.gomocup import MAX_LINE_BYTES, N_IN_ROW  # an answer longer than a command is cut to it
 
 log = logging.getLogger(__name__)
 

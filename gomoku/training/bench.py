@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gomoku.players import WINDOW_LEAVES, WINDOW_THREADS
-from gomoku.pbrain.loader import ENGINE_LEAVES
+from gomoku.players import ENGINE_LEAVES, WINDOW_LEAVES, WINDOW_THREADS
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.matches.processes import put_back_handler
