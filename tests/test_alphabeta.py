@@ -6,8 +6,9 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import PLAYER_SPECS_HELP, make_player
-from gomoku.players.alphabeta import VCT_NODES, AlphaBetaPlayer, _Search
-from gomoku.players.classical import _cells
+from gomoku.players.alphabeta import VCT_NODES, AlphaBetaPlayer, ab_search
+from gomoku.players.classical import board_cells
+from gomoku.players.negamax import NegamaxSearch
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics import solvers
 from gomoku.tactics.threats import MIN_N_IN_ROW, VcfSolver
@@ -21,7 +22,7 @@ BIG_BUDGET = 10**6
 
 def vcf(board: Board, attacker: int) -> bool:
     solver = VcfSolver(Geometry(board.width, board.height, board.n_in_row), BIG_BUDGET)
-    return solver.solve(_cells(board), attacker).win
+    return solver.solve(board_cells(board), attacker).win
 
 
 # ---------------------------------------------------------------- known positions
@@ -76,7 +77,7 @@ def test_a_vct_solver_plugs_in():
     # with threes (VCT) and no win by fours alone (the VCT tests' position).
     board = position(xs=[(2, 5), (3, 5), (4, 3), (4, 4)], os_=[(7, 0), (7, 8), (8, 0), (8, 8)])
     geometry = Geometry(9, 9, 5)
-    cells = _cells(board)
+    cells = board_cells(board)
     assert not vcf(board, 1) and VctSolver(geometry).solve(cells, 1).win
     player = AlphaBetaPlayer(1, solvers=[VcfSolver(geometry), VctSolver(geometry)])
     assert player.get_action(board) == VctSolver(geometry).solve(cells, 1).move
@@ -111,7 +112,7 @@ def test_plays_the_centre_first_and_leaves_the_board_alone():
 
 
 # ---------------------------------------------------------------- search
-def state(search: _Search):
+def state(search: NegamaxSearch):
     return search.counts, search.fours, search.threes, search.pattern, search.near, search.cells.tolist()
 
 
@@ -120,13 +121,13 @@ def test_incremental_shapes_match_a_fresh_count(seed):
     """Moves played and taken back keep the window counts, shapes and pattern sums of a recount."""
     rng = np.random.default_rng(seed)
     board = random_midgame(rng, 6, 9, 9, 5)
-    search = _Search(board, BIG_BUDGET)
+    search = ab_search(board, BIG_BUDGET)
     for _ in range(30):
         if search.board.moves and (search.board.game_end()[0] or rng.random() < 0.4):
             search.undo()
         else:
             search.play(int(rng.choice(search.board.availables)))
-        assert state(search) == state(_Search(search.board, BIG_BUDGET))
+        assert state(search) == state(ab_search(search.board, BIG_BUDGET))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -135,7 +136,7 @@ def test_alpha_beta_agrees_with_plain_negamax(seed):
     rng = np.random.default_rng(seed)
     board = random_midgame(rng, int(rng.integers(3, 10)), 7, 7, 4)
     for depth in (1, 2, 3):
-        pruned, plain = _Search(board, BIG_BUDGET), _Search(board, BIG_BUDGET, prune=False)
+        pruned, plain = ab_search(board, BIG_BUDGET), ab_search(board, BIG_BUDGET, prune=False)
         moves = pruned.ordered_moves(board.current_player, 8)
         fast, slow = pruned.root_scores(moves, depth), plain.root_scores(moves, depth)
         assert max(fast) == max(slow)
@@ -167,7 +168,7 @@ def test_a_full_depth_search_knows_the_game_value(seed):
     rng = np.random.default_rng(100 + seed)
     board = random_midgame(rng, 9, 4, 4, 3)
     empties = len(board.availables)
-    search = _Search(board, BIG_BUDGET)
+    search = ab_search(board, BIG_BUDGET)
     value = search.negamax(empties, -search.infinity, search.infinity, 0)
     assert int(np.sign(value)) == game_value(board.copy(), {})
 

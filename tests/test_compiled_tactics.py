@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gomoku.game.board import Board
-from gomoku.players.classical import _cells
+from gomoku.players.classical import board_cells
 from gomoku.tactics import TacticsConfig, make_rules
 from gomoku.tactics import compiled
 from gomoku.tactics.compiled import CompiledRules, CompiledVcfSolver, CompiledVctSolver
@@ -74,7 +74,7 @@ def game_positions() -> list[np.ndarray]:
     games, the issue game, the VCF test positions."""
     positions = []
     for game in (GAME_B4, GAME_D5, ISSUE_GAME):
-        positions += [_cells(board_after(game, plies)).copy() for plies in range(len(game.split(",")))]
+        positions += [board_cells(board_after(game, plies)).copy() for plies in range(len(game.split(",")))]
     for rows in (VCF_IN_TWO, COUNTER_FOUR):
         cells = np.zeros(82, dtype=np.int8)
         for r, row in enumerate(rows):
@@ -119,7 +119,7 @@ def test_a_vct_that_outgrows_the_workspace_is_solved_again_in_a_larger_one(monke
 def test_a_stopped_solve_is_interrupted_where_the_references_is():
     geometry = Geometry(9, 9, 5)
     board = board_after(GAME_D5, 12)
-    cells = _cells(board)
+    cells = board_cells(board)
     for reference, kernel in ((VctSolver(geometry, 1000), CompiledVctSolver(geometry, 1000)),
                               (VcfSolver(geometry, 200), CompiledVcfSolver(geometry, 200))):
         expected = reference.solve(cells, board.current_player)
@@ -143,7 +143,7 @@ def test_a_long_solve_is_stopped_while_it_runs():
     kernel = CompiledVctSolver(Geometry(9, 9, 5), 300_000)
     kernel.stop = lambda: calls.append(1) or len(calls) > 1  # false when the solve starts, true at the first look
     with pytest.raises(Interrupted):
-        kernel.solve(_cells(board), 1)
+        kernel.solve(board_cells(board), 1)
     assert len(calls) == 2
 
 

@@ -140,6 +140,29 @@ def test_minimax_with_a_time_limit_plays_the_deepest_search_that_ended(monkeypat
     assert make_player("minimax:3", seconds=2.0).seconds == 2.0  # --seconds reaches it
 
 
+@pytest.mark.parametrize("seed,shape", [(0, (9, 9, 5)), (1, (7, 7, 4)), (2, (5, 5, 2))])
+def test_minimax_is_the_one_negamax_in_its_own_style(seed, shape):
+    """minimax:DEPTH searches with the classical players' one negamax (``gomoku.players.negamax``),
+    in MINIMAX_STYLE: moves played and taken back keep the window counts, shapes and pattern sums
+    of a recount (lines of 2 too, where an empty window is already a three), and its values with
+    and without pruning agree."""
+    from gomoku.players.negamax import NegamaxSearch
+
+    rng = np.random.default_rng(seed)
+    board = random_midgame(rng, 2 if shape[2] == 2 else 6, *shape)
+    search = NegamaxSearch(board, minimax.MINIMAX_STYLE)
+    state = lambda s: (s.counts, s.fours, s.threes, s.pattern, s.near, s.cells.tolist())
+    for _ in range(12):
+        if search.board.moves and (search.board.game_end()[0] or rng.random() < 0.4):
+            search.undo()
+        else:
+            search.play(int(rng.choice(search.board.availables)))
+        assert state(search) == state(NegamaxSearch(search.board, minimax.MINIMAX_STYLE))
+    pruned, plain = (NegamaxSearch(board, minimax.MINIMAX_STYLE, prune=prune) for prune in (True, False))
+    moves = pruned.ordered_moves(board.current_player, 6)
+    assert max(pruned.root_scores(moves, 2)) == max(plain.root_scores(moves, 2))
+
+
 def test_human_player_at_the_end_of_the_input_stops_the_game():
     """Issue 28: an end of input (Ctrl-D, a closed pipe) gave an EOFError traceback."""
     def closed(prompt):

@@ -8,7 +8,7 @@ import pytest
 from gomoku.game.board import Board
 from gomoku.matches.review import Review, Verdict, review_loss
 from gomoku.players import format_point
-from gomoku.players.classical import _cells
+from gomoku.players.classical import board_cells
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.threats import ThreatStatus
 from gomoku.tactics.vct import VctSolver
@@ -25,7 +25,7 @@ def _status_after(moves, ply, move, nodes, winner):
     board = Board.from_moves([*moves[:ply - 1], move])
     if board.game_end()[0]:
         return None
-    return VctSolver(Geometry(9, 9, 5), nodes).solve(_cells(board), winner).status
+    return VctSolver(Geometry(9, 9, 5), nodes).solve(board_cells(board), winner).status
 
 
 def test_the_turning_point_is_the_first_move_after_which_the_winner_has_a_vct_and_the_others_are_sorted():
@@ -53,7 +53,7 @@ def test_a_game_lost_to_a_quiet_move_is_lost_before_its_turning_point():
     assert (review.verdict, review.ply, review.safe, review.unsettled) == (Verdict.LOST_BEFORE, 8, (), ())
     assert format_point(Board(), review.move) == "G7"
     before_e5 = Board.from_moves(moves[:6])
-    assert VctSolver(Geometry(9, 9, 5), 40_000).solve(_cells(before_e5), 1).status is ThreatStatus.NO_WIN
+    assert VctSolver(Geometry(9, 9, 5), 40_000).solve(board_cells(before_e5), 1).status is ThreatStatus.NO_WIN
 
 
 def test_an_openings_stones_are_never_the_turning_point():

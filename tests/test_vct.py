@@ -528,14 +528,14 @@ def test_the_solvers_answers_are_pinned():
     import hashlib
     import json
 
-    from gomoku.players.classical import _cells
+    from gomoku.players.classical import board_cells
     from gomoku.training.bench_common import BenchSettings
     from gomoku.training.bench_threats import game_positions
 
     solver = VctSolver(Geometry(9, 9, 5), 1000)
     answers, defended = [], 0
     for position_board in game_positions(BenchSettings(vcf_games=2)):
-        cells = _cells(position_board)
+        cells = board_cells(position_board)
         for attacker in (1, 2):
             result = solver.solve(cells, attacker)
             answers.append((result.status.value, result.move, result.nodes))
@@ -551,14 +551,14 @@ def test_the_search_plays_a_vct_that_starts_from_a_two():
     """The rules checked a position for a VCT only once the first player had n_in_row - 2 stones
     (a three, where a VCF starts); a VCT may start one stone earlier. On 7x7, four in a row, X
     with one stone at the centre has one: the root searched all 47 moves."""
-    from gomoku.players.classical import _cells
+    from gomoku.players.classical import board_cells
     from mcts import BatchedMCTS
     from tests.fakes import parts
 
     board = Board(7, 7, 4)
     board.do_move(24)
     board.do_move(0)
-    cells = _cells(board)
+    cells = board_cells(board)
     found = VctSolver(Geometry(7, 7, 4), 1000).solve(cells, 1)
     assert found.win
     search = BatchedMCTS(UniformEvaluator(), *parts(7, 7, 4, n_playout=50, forced_moves=True, vcf=True, vct=True))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, Board, other
-from gomoku.players.classical import _cells, winning_points
+from gomoku.players.classical import board_cells, winning_points
 from gomoku.tactics import solvers
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.threats import ThreatStatus
@@ -105,7 +105,7 @@ def review_loss(moves: Sequence[int], loser: int, width: int = DEFAULT_SIZE, hei
         if mover != loser or ply <= opening or board.game_end()[0]:
             continue
         loser_moved = True
-        found = solver.solve(_cells(board), winner)
+        found = solver.solve(board_cells(board), winner)
         if found.win:
             before = Board.from_moves(moves[:ply - 1], width, height, n_in_row, start_player)
             safe, unsettled = _other_moves(solver, before, move, loser)
@@ -120,7 +120,7 @@ def _other_moves(solver: VctSolver, before: Board, played: int, loser: int) -> t
     """``loser``'s moves in ``before`` (but ``played``) after which the winner has no proved VCT
     (its own line among them), and those the solver leaves unsettled, ascending."""
     lines = set(winning_points(before, loser))  # the loser's own line: not lost
-    cells, winner = _cells(before), other(loser)
+    cells, winner = board_cells(before), other(loser)
     safe, unsettled = [], []
     for move in before.availables:
         if move == played:

@@ -1,11 +1,16 @@
 """Players: anything that picks a move for a Board, and ``make_player`` to build one from a spec.
 
-- ``classical``: random, heuristic (one-ply window scores), human (terminal), the window tables;
-- ``minimax``: the minimax player (alpha-beta over the classical window evaluation);
-- ``alphabeta``: the ab yardstick (alpha-beta, threat extensions, threat solvers);
-- ``search``: pure MCTS and the AlphaZero player, both on the array-based search of ``mcts``.
+- ``classical``: random, heuristic (one-ply window scores), human (terminal), the line tables
+  (``line_table``, ``board_cells``, ``window_counts``, ``point_score``);
+- ``negamax``: the one negamax of the classical searches, over the line tables, in a style each;
+- ``minimax``: the minimax player (its style: the classical window evaluation, no solver);
+- ``alphabeta``: the ab yardstick (its style: threat extensions; threat solvers at the root);
+- ``search``: pure MCTS and the AlphaZero player, both on the array-based search of ``mcts``;
+- ``external``: a Gomocup engine as a player (``gomocup``: the protocol facts it shares with
+  ``gomoku.pbrain``); ``forfeit``: a game lost by forfeit, which a player raises.
 
-May import ``gomoku.game`` and ``mcts``; ``search`` loads ``nets`` (torch) only for the az player.
+May import ``gomoku.game``, ``gomoku.tactics`` and ``mcts``; ``search`` loads ``nets`` (torch) only
+for the az player. Nothing here imports the layers above (matches, training, the front ends).
 Importing this package imports neither torch nor pygame.
 """
 

@@ -4,7 +4,8 @@ Before any search, exact rules and threat solvers: take a five; block the oppone
 win found by one of the threat solvers (VCF, and any other with the same ``solve`` call); when the
 opponent threatens such a win, keep only the moves after which it has none (when some move does).
 Then iterative deepening negamax with alpha-beta to ``depth`` plies over the candidates near the
-stones, best first by a window score, with
+stones, best first by a window score (the one negamax, ``gomoku.players.negamax``, in the ab style
+``AB_STYLE``), with
 
 - forced moves that cost no depth: an opponent's four is blocked (two of them lose), a move that
   makes two different winning points (an open four or a double four) wins when the opponent has
@@ -25,16 +26,16 @@ from __future__ import annotations
 
 import functools
 import logging
-from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 
-from gomoku.game.board import DRAW, Board, other
-from gomoku.players.classical import Player, _centre, _cells, _lines_of, _require_moves
+from gomoku.game.board import Board, other
+from gomoku.players.classical import Player, board_cells, line_table, require_moves
+from gomoku.players.negamax import NegamaxSearch, NegamaxStyle, OutOfBudget, WindowTables
 from gomoku.tactics import solvers as tactics_solvers
-from gomoku.tactics.geometry import FOUR, THREE, Geometry, stones_short
-from gomoku.tactics.threats import MIN_N_IN_ROW, ThreatResult, VcfSolver
+from gomoku.tactics.geometry import Geometry, stones_short
+from gomoku.tactics.threats import MIN_N_IN_ROW, ThreatResult
 
 log = logging.getLogger(__name__)
 
@@ -77,212 +78,25 @@ def default_solvers(geometry: Geometry, vct_nodes: int = 0) -> list[ThreatSolver
     return found
 
 
-@dataclass(frozen=True)
-class _Tables:
-    """Per (own stones, opponent stones) in a window: how many stones short of a line it is for
-    its owner (0 when it holds both colours or none), and the window's weights."""
-
-    missing: tuple[tuple[int, ...], ...]
-    value: tuple[tuple[int, ...], ...]
-    attack: tuple[tuple[int, ...], ...]  # ordering score of adding an own stone
-    defence: tuple[tuple[int, ...], ...]  # ordering score of spoiling the opponent's window
-
-
 @functools.lru_cache(maxsize=None)
-def _tables(n: int) -> _Tables:
+def _tables(n: int) -> WindowTables:
     short = stones_short(n)  # the shapes of gomoku.tactics.geometry; BLOCKED (< 0) and a line (0) are no shape here
     table = lambda f: tuple(tuple(f(a, b) for b in range(n + 1)) for a in range(n + 1))
-    return _Tables(missing=table(lambda a, b: max(short[a][b], 0) if a else 0),
-                   value=table(lambda a, b: WINDOW_WEIGHT.get(short[a][b], 0) if a else 0),
-                   attack=table(lambda a, b: ATTACK_ORDER.get(short[a][b], 0)),
-                   defence=table(lambda a, b: DEFENCE_ORDER.get(short[b][a], 0) if b else 0))
+    return WindowTables(missing=table(lambda a, b: max(short[a][b], 0) if a else 0),
+                        value=table(lambda a, b: WINDOW_WEIGHT.get(short[a][b], 0) if a else 0),
+                        order=table(lambda a, b: ATTACK_ORDER.get(short[a][b], 0)
+                                    + (DEFENCE_ORDER.get(short[b][a], 0) if b else 0)),
+                        win_unit=max(WINDOW_WEIGHT.values()))
 
 
-@functools.lru_cache(maxsize=None)
-def _horizon_solver(width: int, height: int, n_in_row: int) -> VcfSolver | None:
-    if n_in_row < MIN_N_IN_ROW:
-        return None
-    return tactics_solvers()[0](Geometry(width, height, n_in_row), HORIZON_VCF_NODES)
+# The ab player's negamax: its pattern weights, TOP_K candidates, forced blocks at no depth, the
+# VCF solver at the horizon.
+AB_STYLE = NegamaxStyle(_tables, TOP_K, free_blocks=True, horizon_nodes=HORIZON_VCF_NODES)
 
 
-def _move_shape(window: int, before: int, after: int, fours: set[int], threes: set[int]) -> None:
-    """A window's stones-short count went from ``before`` to ``after``: keep the shape sets."""
-    if before == after:
-        return
-    if before == FOUR:
-        fours.discard(window)
-    elif before == THREE:
-        threes.discard(window)
-    if after == FOUR:
-        fours.add(window)
-    elif after == THREE:
-        threes.add(window)
-
-
-class _OutOfNodes(Exception):
-    pass
-
-
-class _Search:
-    """A board copy with per-window counts, fours and threes kept up to date move by move."""
-
-    def __init__(self, board: Board, max_nodes: int, prune: bool = True):
-        self.board = board.copy()
-        self.cells = _cells(board)  # the same position as the VCF solver takes it
-        lines = _lines_of(board)
-        self.windows, self.through, self.near_of = lines.windows, lines.through, lines.near
-        self.tables = _tables(lines.n_in_row)
-        self.horizon = _horizon_solver(board.width, board.height, board.n_in_row)
-        self.max_nodes, self.prune, self.nodes = max_nodes, prune, 0
-        counts = lines.geometry.window_counts(_cells(board)[None])[0]
-        self.counts = [[], counts[0].tolist(), counts[1].tolist()]
-        self.fours: list[set[int]] = [set(), set(), set()]  # per player: windows one stone short
-        self.threes: list[set[int]] = [set(), set(), set()]  # per player: windows two stones short
-        self.pattern = [0, 0, 0]  # per player: the evaluation's window sum
-        for window in range(len(self.windows)):
-            self._count(window, +1)
-        self.near = [0] * board.size  # stones within the candidate distance of each point
-        for move in self.board.moves:
-            for point in self.near_of[move]:
-                self.near[point] += 1
-        self.win = 10 * len(self.windows) * max(WINDOW_WEIGHT.values()) + 10 * board.size
-        self.infinity = 2 * self.win
-
-    def _count(self, window: int, sign: int) -> None:
-        c1, c2 = self.counts[1][window], self.counts[2][window]
-        for player, mine, theirs in ((1, c1, c2), (2, c2, c1)):
-            missing = self.tables.missing[mine][theirs]
-            if not missing:
-                continue
-            self.pattern[player] += sign * self.tables.value[mine][theirs]
-            if missing in (FOUR, THREE):
-                shapes = self.fours[player] if missing == FOUR else self.threes[player]
-                if sign > 0:
-                    shapes.add(window)
-                else:
-                    shapes.discard(window)
-
-    def play(self, move: int) -> None:
-        player = self.board.current_player
-        self.board.do_move(move)
-        self.cells[move] = player
-        self._update(move, player, +1)
-
-    def undo(self) -> None:
-        move = self.board.last_move
-        player = self.board.stone(move)
-        self.board.undo_move()
-        self.cells[move] = 0
-        self._update(move, player, -1)
-
-    def _update(self, move: int, player: int, step: int) -> None:
-        """``player``'s stone at ``move`` added (step +1) or taken back (-1): the windows through it."""
-        them = other(player)
-        mine, theirs = self.counts[player], self.counts[them]
-        missing, value = self.tables.missing, self.tables.value
-        my_gain = their_gain = 0
-        for window in self.through[move]:
-            a, b = mine[window], theirs[window]
-            after = mine[window] = a + step
-            my_gain += value[after][b] - value[a][b]
-            _move_shape(window, missing[a][b], missing[after][b], self.fours[player], self.threes[player])
-            if b and not (a and after):  # the opponent's window is spoiled, or free again
-                their_gain += value[b][after] - value[b][a]
-                _move_shape(window, missing[b][a], missing[b][after], self.fours[them], self.threes[them])
-        self.pattern[player] += my_gain
-        self.pattern[them] += their_gain
-        for point in self.near_of[move]:
-            self.near[point] += step
-
-    # ------------------------------------------------------------------ shapes
-    def _empty(self, window: int) -> list[int]:
-        stone = self.board.stone
-        return [p for p in self.windows[window] if not stone(p)]
-
-    def winning_points(self, player: int) -> list[int]:
-        return sorted({self._empty(w)[0] for w in self.fours[player]})
-
-    def four_moves(self, player: int) -> dict[int, set[int]]:
-        """Points that make a four for ``player`` -> the winning points each would leave."""
-        made: dict[int, set[int]] = {}
-        for window in self.threes[player]:
-            first, second = self._empty(window)
-            made.setdefault(first, set()).add(second)
-            made.setdefault(second, set()).add(first)
-        return made
-
-    def has_double_threat(self, player: int) -> bool:
-        """A move making two different winning points (an open four, a double four)."""
-        return any(len(points) > 1 for points in self.four_moves(player).values())
-
-    # ------------------------------------------------------------------ search
-    def point_score(self, point: int, me: int) -> int:
-        mine, theirs = self.counts[me], self.counts[other(me)]
-        attack, defence = self.tables.attack, self.tables.defence
-        return sum(attack[mine[w]][theirs[w]] + defence[mine[w]][theirs[w]] for w in self.through[point])
-
-    def ordered_moves(self, me: int, top_k: int) -> list[int]:
-        board = self.board
-        if not board.moves:
-            return [_centre(board)]
-        candidates = [p for p in range(board.size) if self.near[p] and not board.stone(p)] or board.availables
-        candidates.sort(key=lambda p: -self.point_score(p, me))
-        return candidates[:top_k]
-
-    def evaluate(self, me: int) -> int:
-        return self.pattern[me] - self.pattern[other(me)]
-
-    def negamax(self, depth: int, alpha: int, beta: int, ply: int) -> int:
-        """Fail-soft alpha-beta value for the side to move (plain negamax when not ``prune``)."""
-        self.nodes += 1
-        if self.nodes > self.max_nodes:
-            raise _OutOfNodes
-        board = self.board
-        if board.winner != DRAW:
-            return -(self.win - ply)  # the previous move made a line
-        if len(board.moves) == board.size:
-            return 0
-        me = board.current_player
-        if self.fours[me]:
-            return self.win - (ply + 1)
-        blocks = self.winning_points(other(me))
-        if len(blocks) > 1:
-            return -(self.win - (ply + 2))
-        if not blocks and self.has_double_threat(me):
-            return self.win - (ply + 3)
-        if blocks:  # forced: no depth spent
-            moves, best = blocks, -self.infinity
-        elif depth <= 0:  # the horizon: a win by fours, else the static value
-            if self.threes[me] and self.horizon is not None and self.horizon.solve(self.cells, me, HORIZON_VCF_NODES).win:
-                return self.win - (ply + 3)
-            return self.evaluate(me)
-        else:
-            moves, best = self.ordered_moves(me, TOP_K), -self.infinity
-        for move in moves:
-            self.play(move)
-            score = -self.negamax(depth if blocks else depth - 1, -beta, -alpha, ply + 1)
-            self.undo()
-            if score > best:
-                best = score
-                alpha = max(alpha, score)
-                if self.prune and alpha >= beta:
-                    break
-        return best
-
-    def root_scores(self, moves: Sequence[int], depth: int, margin: int = 0) -> list[int]:
-        """Each root move's value: exact for those within ``margin`` of the best (the window sits
-        just below that), an upper bound for the others."""
-        best, scores = -self.infinity, []
-        for move in moves:
-            self.play(move)
-            try:
-                low = -self.infinity if not self.prune else -(best - margin - 1)
-                score = -self.negamax(depth - 1, -self.infinity, low, 1)
-            finally:
-                self.undo()
-            scores.append(score)
-            best = max(best, score)
-        return scores
+def ab_search(board: Board, max_nodes: int = DEFAULT_MAX_NODES, prune: bool = True) -> NegamaxSearch:
+    """The ab player's search over ``board``, within ``max_nodes`` nodes."""
+    return NegamaxSearch(board, AB_STYLE, max_nodes, prune)
 
 
 class AlphaBetaPlayer(Player):
@@ -316,9 +130,9 @@ class AlphaBetaPlayer(Player):
         return self._solvers
 
     def get_action(self, board: Board) -> int:
-        _require_moves(board)
+        require_moves(board)
         self.last_depth, self.out_of_nodes = 0, False
-        search = _Search(board, self.max_nodes)
+        search = ab_search(board, self.max_nodes)
         me, them = board.current_player, other(board.current_player)
         wins = search.winning_points(me)
         if wins:
@@ -331,8 +145,8 @@ class AlphaBetaPlayer(Player):
                         for side in (board.height, board.width))
             return board.location_to_move((row, col))
         moves = search.ordered_moves(me, ROOT_TOP_K)
-        cells = _cells(board)
-        solvers = self.solvers(_lines_of(board).geometry)
+        cells = board_cells(board)
+        solvers = self.solvers(line_table(board).geometry)
         for solver in solvers:
             result = solver.solve(cells, me)
             if result.win:
@@ -360,18 +174,17 @@ class AlphaBetaPlayer(Player):
                 moves = keep
         return moves
 
-    def _search(self, search: _Search, moves: list[int]) -> int:
+    def _search(self, search: NegamaxSearch, moves: list[int]) -> int:
         best_moves = moves[:1]
         # In the opening, any move near the best value, so that seeded games differ.
         margin = OPENING_MARGIN if self.rng is not None and len(search.board.moves) < OPENING_STONES else 0
         for depth in range(1, self.depth + 1):
             try:
-                scores = search.root_scores(moves, depth, margin)
-            except _OutOfNodes:
+                best_moves, scores = search.best_moves(moves, depth, margin)
+            except OutOfBudget:
                 self.out_of_nodes = True
                 break
             best = max(scores)
-            best_moves = [m for m, s in zip(moves, scores) if s >= best - margin]
             self.last_depth = depth
             order = sorted(range(len(moves)), key=lambda i: -scores[i])  # stable: the best first next time
             moves = [moves[i] for i in order]

@@ -56,7 +56,9 @@ class Player:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def _require_moves(board: Board) -> None:
+def require_moves(board: Board) -> None:
+    """Raise ValueError when ``board`` has no legal move (the game has ended): a player is never
+    asked for a move there."""
     if not board.legal_moves():
         raise ValueError(f"no legal move: the game has ended ({board!r})")
 
@@ -67,7 +69,8 @@ def _centrality(board: Board, move: int) -> float:
     return (row - (board.height - 1) / 2) ** 2 + (col - (board.width - 1) / 2) ** 2
 
 
-def _centre(board: Board) -> int:
+def centre_point(board: Board) -> int:
+    """The point at the middle of the board (the lower-right middle one on an even side)."""
     return board.location_to_move((board.height // 2, board.width // 2))
 
 
@@ -79,15 +82,18 @@ class RandomPlayer(Player):
         self.name = "random"
 
     def get_action(self, board: Board) -> int:
-        _require_moves(board)
+        require_moves(board)
         moves = board.availables
         return moves[int(self.rng.integers(len(moves)))]
 
 
 # ---------------------------------------------------------------------------- windows
+# The line tables: what the classical searches (heuristic, ``minimax``, ``alphabeta``) keep of
+# a board shape, in plain Python for their move-by-move loops, and the counts they start from.
 @dataclass(frozen=True)
-class _Lines:
-    """Plain-Python copies of a shape's windows (from ``Geometry``), and each point's neighbours."""
+class LineTable:
+    """Plain-Python copies of a shape's windows (from ``Geometry``), each point's neighbours, and
+    each window's part in a point's heuristic score (``point_score``)."""
 
     n_in_row: int
     geometry: Geometry
@@ -95,10 +101,23 @@ class _Lines:
     through: tuple[tuple[int, ...], ...]  # indices of the windows through each point
     near: tuple[tuple[int, ...], ...]  # points within CANDIDATE_DISTANCE of each point, itself not
     short: tuple[tuple[int, ...], ...]  # a window's stones short of a line, [mine][theirs] (gomoku.tactics.geometry)
+    score: tuple[tuple[int, ...], ...]  # [mine][theirs]: what a window adds to the score of a point in it
+
+
+def window_score(mine: int, theirs: int) -> int:
+    """What a window holding ``mine`` stones of the player to move and ``theirs`` of the other adds
+    to the heuristic score of playing a point in it: the line it makes plus the line it blocks."""
+    return (ATTACK_FACTOR * HEURISTIC_BASE ** mine if not theirs else 0) + (HEURISTIC_BASE ** theirs if not mine else 0)
 
 
 @functools.lru_cache(maxsize=None)
-def _lines(width: int, height: int, n_in_row: int) -> _Lines:
+def window_scores(n_in_row: int) -> tuple[tuple[int, ...], ...]:
+    """``window_score`` as a table, ``[mine][theirs]``, for windows of ``n_in_row`` points."""
+    return tuple(tuple(window_score(mine, theirs) for theirs in range(n_in_row + 1)) for mine in range(n_in_row + 1))
+
+
+@functools.lru_cache(maxsize=None)
+def _lines(width: int, height: int, n_in_row: int) -> LineTable:
     geometry = Geometry(width, height, n_in_row)
     windows, through = geometry.window_lists()
     near = []
@@ -109,15 +128,16 @@ def _lines(width: int, height: int, n_in_row: int) -> _Lines:
                 for r in range(max(0, row - CANDIDATE_DISTANCE), min(height, row + CANDIDATE_DISTANCE + 1))
                 for c in range(max(0, col - CANDIDATE_DISTANCE), min(width, col + CANDIDATE_DISTANCE + 1))
                 if (r, c) != (row, col)))
-    return _Lines(n_in_row, geometry, tuple(map(tuple, windows)), tuple(map(tuple, through)), tuple(near),
-                  stones_short(n_in_row))
+    return LineTable(n_in_row, geometry, tuple(map(tuple, windows)), tuple(map(tuple, through)), tuple(near),
+                     stones_short(n_in_row), window_scores(n_in_row))
 
 
-def _lines_of(board: Board) -> _Lines:
+def line_table(board: Board) -> LineTable:
+    """The line tables of ``board``'s shape (made once a shape)."""
     return _lines(board.width, board.height, board.n_in_row)
 
 
-def _cells(board: Board) -> np.ndarray:
+def board_cells(board: Board) -> np.ndarray:
     """The board as ``Geometry`` takes it: int8 [size + 1], each point's player (0 empty), padding."""
     cells = np.zeros(board.size + 1, dtype=np.int8)
     for move, player in board.states.items():
@@ -125,25 +145,20 @@ def _cells(board: Board) -> np.ndarray:
     return cells
 
 
-def _window_counts(board: Board, lines: _Lines) -> list[list[int]]:
+def window_counts(board: Board, lines: LineTable) -> list[list[int]]:
     """counts[player][window] = that player's stones in the window (index 0 unused)."""
-    counts = lines.geometry.window_counts(_cells(board)[None])[0]
+    counts = lines.geometry.window_counts(board_cells(board)[None])[0]
     return [[], counts[0].tolist(), counts[1].tolist()]
 
 
-def _point_score(point: int, me: int, lines: _Lines, counts: list[list[int]]) -> int:
-    """Heuristic value of playing ``point`` for ``me``: lines it makes plus lines it blocks."""
-    mine, theirs = counts[me], counts[other(me)]
-    score = 0
-    for window in lines.through[point]:
-        if theirs[window] == 0:
-            score += ATTACK_FACTOR * HEURISTIC_BASE ** mine[window]
-        if mine[window] == 0:
-            score += HEURISTIC_BASE ** theirs[window]
-    return score
+def point_score(point: int, me: int, lines: LineTable, counts: list[list[int]]) -> int:
+    """Heuristic value of playing ``point`` for ``me``: lines it makes plus lines it blocks
+    (``window_score`` over the windows through it)."""
+    mine, theirs, score = counts[me], counts[other(me)], lines.score
+    return sum(score[mine[window]][theirs[window]] for window in lines.through[point])
 
 
-def _winning_points(board: Board, player: int, lines: _Lines, counts: list[list[int]]) -> list[int]:
+def _winning_points(board: Board, player: int, lines: LineTable, counts: list[list[int]]) -> list[int]:
     """Empty points where ``player`` would complete a line at once (the empty point of each of its
     fours), ascending."""
     short = lines.short
@@ -157,8 +172,8 @@ def _winning_points(board: Board, player: int, lines: _Lines, counts: list[list[
 
 def winning_points(board: Board, player: int) -> list[int]:
     """Empty points where ``player`` would complete a line of ``n_in_row`` (or more) at once, ascending."""
-    lines = _lines_of(board)
-    return _winning_points(board, player, lines, _window_counts(board, lines))
+    lines = line_table(board)
+    return _winning_points(board, player, lines, window_counts(board, lines))
 
 
 class HeuristicPlayer(Player):
@@ -172,16 +187,16 @@ class HeuristicPlayer(Player):
         self.name = "heuristic"
 
     def get_action(self, board: Board) -> int:
-        _require_moves(board)
+        require_moves(board)
         me = board.current_player
-        lines = _lines_of(board)
-        counts = _window_counts(board, lines)
+        lines = line_table(board)
+        counts = window_counts(board, lines)
         wins = _winning_points(board, me, lines, counts)
         if wins:
             return self._pick(board, wins)
         blocks = _winning_points(board, other(me), lines, counts)
         candidates = blocks if blocks else board.availables
-        scores = {p: _point_score(p, me, lines, counts) for p in candidates}
+        scores = {p: point_score(p, me, lines, counts) for p in candidates}
         best = max(scores.values())
         return self._pick(board, [p for p, s in scores.items() if s == best])
 
@@ -231,7 +246,7 @@ class HumanPlayer(Player):
         self.name = name
 
     def get_action(self, board: Board) -> int:
-        _require_moves(board)
+        require_moves(board)
         mark = "X" if board.current_player == board.start_player else "O"
         self.output_fn(str(board))
         if board.moves:

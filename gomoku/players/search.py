@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from gomoku.game.board import Board, other
-from gomoku.players.classical import Player, _cells, winning_points
+from gomoku.players.classical import Player, board_cells, winning_points
 from gomoku.tactics import (COMPILED, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, Geometry, RolloutEvaluator,
                             TacticsConfig, TacticsSettings, make_rules, solvers)
 from gomoku.tactics.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
@@ -410,7 +410,7 @@ class AlphaZeroPlayer(SearchPlayer):
             self._checker, self._checker_shape = vct_solver(Geometry(*shape), self.check_nodes), shape
         self._checker.stop = stop
         try:
-            return solve(self._checker, _cells(board))
+            return solve(self._checker, board_cells(board))
         except Interrupted:
             return none if stopped is None else stopped
         finally:

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from gomoku.game.board import Board
-from gomoku.players.classical import _cells
+from gomoku.players.classical import board_cells
 from gomoku.training.bench_common import BenchSettings, az_evaluator, machine
 from gomoku.training.config import Config
 from gomoku.training.selfplay import SelfPlayRunner
@@ -41,7 +41,7 @@ def bench_vcf(s: BenchSettings, positions: list[Board] | None = None) -> dict:
     solver = VcfSolver(Geometry(9, 9, 5), DEFAULT_VCF_NODES)
     times, wins = [], 0
     for board in positions if positions is not None else game_positions(s):
-        cells = _cells(board)
+        cells = board_cells(board)
         for attacker in (1, 2):
             start = time.perf_counter()
             wins += solver.solve(cells, attacker).win
@@ -92,7 +92,7 @@ def bench_vct(s: BenchSettings, positions: list[Board] | None = None, max_nodes:
     solver = VctSolver(Geometry(9, 9, 5), max_nodes or DEFAULT_VCT_NODES)
     times, nodes, statuses = [], [], {status: 0 for status in ThreatStatus}
     for board in positions if positions is not None else game_positions(s):
-        cells = _cells(board)
+        cells = board_cells(board)
         for attacker in (1, 2):
             start = time.perf_counter()
             result = solver.solve(cells, attacker)
