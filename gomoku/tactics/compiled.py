@@ -25,6 +25,7 @@ import hashlib
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -78,10 +79,20 @@ def use_reference(on: bool) -> None:
     _Fallback.active = on
 
 
+@dataclass(frozen=True)
+class _Start:
+    """An empty board as the search takes one (``mcts.GameLike``: no moves yet) and the rules check
+    it (its shape): ``warm_up``'s, which cannot build a ``Board`` (``gomoku.game`` is the layer above)."""
+
+    width: int
+    height: int
+    n_in_row: int
+    moves: tuple[int, ...] = ()
+
+
 def warm_up() -> None:
     """Compile every kernel (or load it from numba's cache) on a small position, the search's
     own loops (``mcts.kernels``) too."""
-    from gomoku.game.board import Board  # here: the board's module imports this package
     from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
 
     geometry = Geometry(9, 9, 5)
@@ -99,7 +110,8 @@ def warm_up() -> None:
         rules.moves_to_search(cells[None], np.array([1]), depth=np.array([2]))
         rules.wins(cells[None], np.array([22]), np.array([1]))
         for trees in (1, 2):  # the single-game and the batched search: the same loops
-            BatchedMCTS(UniformEvaluator(), rules, SearchConfig(n_playout=4), n_trees=trees).search([Board()] * trees)
+            search = BatchedMCTS(UniformEvaluator(), rules, SearchConfig(n_playout=4), n_trees=trees)
+            search.search([_Start(geometry.width, geometry.height, geometry.n_in_row)] * trees)
     finally:
         _Fallback.active = active
 

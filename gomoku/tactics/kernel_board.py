@@ -25,8 +25,10 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-# Window classes, from the attacker's point of view (the reference's numbering).
-NONE, ATTACKER_THREE, ATTACKER_FOUR, DEFENDER_FOUR, ATTACKER_TWO, DEFENDER_THREE = range(6)
+# Window classes, from the attacker's point of view: the reference's numbering (kernel_vct's too).
+from gomoku.tactics.threats import (ATTACKER_FOUR, ATTACKER_THREE, ATTACKER_TWO, DEFENDER_FOUR,  # noqa: F401
+                                    DEFENDER_THREE, NONE)
+
 CLASSES = 6
 # meta's entries: the Zobrist key of the stones placed since ``load``, the nodes counted, the node
 # budget, the attacker's colour, the stop flag (set from outside while a search runs: looked at

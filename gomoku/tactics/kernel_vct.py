@@ -429,8 +429,10 @@ def prove(T, B, X, Y, Z):
 
 # ---------------------------------------------------------------------------- entry points
 @njit(cache=True)
-def _vct(T, B, X, ws, at, cells, attacker, budget, vcf_nodes):
-    """The VCT solve; the VCT's own views (``at`` on in ``ws``) are cut only when its VCF check fails."""
+def vct_on_views(T, B, X, ws, at, cells, attacker, budget, vcf_nodes):
+    """The VCT solve of ``attacker`` in ``cells`` over views already cut (``vct_solve``'s, and the
+    compiled rules' in ``gomoku.tactics.kernel_rules``): (status, move, nodes). The VCT's own views
+    (``at`` on in ``ws``) are cut only when its VCF check fails."""
     load(T, B, cells, attacker)
     B.meta[BUDGET] = budget
     new_stamp(B)
@@ -456,11 +458,13 @@ def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
     first, within ``vcf_nodes``): (status, move, nodes)."""
     B, at = board_views(ws)
     X, at = vcf_views(ws, at)
-    return _vct(table_views(tables), B, X, ws, at, cells, attacker, budget, vcf_nodes)
+    return vct_on_views(table_views(tables), B, X, ws, at, cells, attacker, budget, vcf_nodes)
 
 
 @njit(cache=True)
-def _vcf_loaded(T, B, X, budget):
+def vcf_on_loaded(T, B, X, budget):
+    """The VCF solve of the position already loaded in ``B`` (its attacker to move), within
+    ``budget`` nodes: (status, move, nodes)."""
     B.meta[NODES] = 0
     B.meta[BUDGET] = budget
     new_stamp(B)
@@ -480,7 +484,7 @@ def vcf_solve(tables, ws, cells, attacker, budget):
     X, _ = vcf_views(ws, at)
     T = table_views(tables)
     load(T, B, cells, attacker)
-    return _vcf_loaded(T, B, X, budget)
+    return vcf_on_loaded(T, B, X, budget)
 
 
 @njit(cache=True, nogil=True)  # the GIL released while it runs
@@ -494,7 +498,7 @@ def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
     load(T, B, cells, 3 - defender)
     for i in range(moves.shape[0]):
         place(T, B, moves[i], defender)
-        status, _, _ = _vcf_loaded(T, B, X, budget)
+        status, _, _ = vcf_on_loaded(T, B, X, budget)
         remove(T, B, moves[i], defender)
         if status == STOPPED:
             return status
@@ -511,7 +515,7 @@ def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
     work = cells.copy()
     for i in range(moves.shape[0]):
         work[moves[i]] = defender
-        status, _, _ = _vct(T, B, X, ws, at, work, 3 - defender, budget, vcf_nodes)
+        status, _, _ = vct_on_views(T, B, X, ws, at, work, 3 - defender, budget, vcf_nodes)
         work[moves[i]] = 0
         if status == STOPPED or status == NEEDS_ROOM:
             return status

@@ -48,8 +48,8 @@ MIN_N_IN_ROW = 3  # below this a four is one stone or none: every position is a 
 
 # Window classes tracked in sets (from the attacker's point of view): a four, a three or a two of
 # a colour (gomoku.tactics.geometry's shapes). The VCT solver (gomoku.tactics.vct) also tracks the attacker's twos and
-# the defender's threes.
-_NONE, _ATTACKER_THREE, _ATTACKER_FOUR, _DEFENDER_FOUR, _ATTACKER_TWO, _DEFENDER_THREE = range(6)
+# the defender's threes. The compiled kernels (gomoku.tactics.kernel_board) number them the same: these.
+NONE, ATTACKER_THREE, ATTACKER_FOUR, DEFENDER_FOUR, ATTACKER_TWO, DEFENDER_THREE = range(6)
 
 
 class ThreatStatus(enum.Enum):
@@ -96,12 +96,12 @@ class ThreatBoard:
         self._window_points = geometry.windows[:-1]
         self._code_base = base = n + 1
         # Each window code's class, from the shapes of gomoku.tactics.geometry: (class, whose, shape).
-        shapes = [(_ATTACKER_THREE, 0, THREE), (_ATTACKER_FOUR, 0, FOUR), (_DEFENDER_FOUR, 1, FOUR)]
+        shapes = [(ATTACKER_THREE, 0, THREE), (ATTACKER_FOUR, 0, FOUR), (DEFENDER_FOUR, 1, FOUR)]
         if wide:
-            shapes += [(_ATTACKER_TWO, 0, TWO), (_DEFENDER_THREE, 1, THREE)]  # n = 3: a two is an empty window
+            shapes += [(ATTACKER_TWO, 0, TWO), (DEFENDER_THREE, 1, THREE)]  # n = 3: a two is an empty window
         self._tracked = tuple(c for c, _, _ in shapes)
         short = stones_short(n)
-        classes = np.full(base ** 2, _NONE, dtype=np.int64)
+        classes = np.full(base ** 2, NONE, dtype=np.int64)
         for attackers in range(n + 1):
             for defenders in range(n + 1):
                 counts = (attackers, defenders)
@@ -186,7 +186,7 @@ class ThreatBoard:
         winning points a stone there makes (two or more: a double four or an open four)."""
         cells = self.cells
         fives: dict[int, set[int]] = {}
-        for w in self.sets[_ATTACKER_THREE]:
+        for w in self.sets[ATTACKER_THREE]:
             first, second = [p for p in self.windows[w] if not cells[p]]
             fives.setdefault(first, set()).add(second)
             fives.setdefault(second, set()).add(first)
@@ -197,9 +197,9 @@ class ThreatBoard:
         """The first move of a VCF for the attacker to move, or NO_MOVE. Counts its nodes in
         ``_nodes`` against ``_budget`` and remembers refuted positions in ``_vcf_refuted``."""
         sets = self.sets
-        if sets[_ATTACKER_FOUR]:
-            return min(self._empty_of_four(w) for w in sets[_ATTACKER_FOUR])
-        threats = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        if sets[ATTACKER_FOUR]:
+            return min(self._empty_of_four(w) for w in sets[ATTACKER_FOUR])
+        threats = {self._empty_of_four(w) for w in sets[DEFENDER_FOUR]}
         if len(threats) > 1:
             return NO_MOVE  # two points to block and no five of our own
         fives = self._four_moves()

@@ -62,8 +62,8 @@ from operator import attrgetter
 import numpy as np
 
 from gomoku.tactics.geometry import Geometry
-from gomoku.tactics.threats import (_ATTACKER_FOUR, _ATTACKER_TWO, _DEFENDER_FOUR, _DEFENDER_THREE, DEFAULT_MAX_NODES,
-                          NO_MOVE, BudgetExhausted, ThreatBoard, ThreatResult, ThreatStatus)
+from gomoku.tactics.threats import (ATTACKER_FOUR, ATTACKER_TWO, DEFAULT_MAX_NODES, DEFENDER_FOUR, DEFENDER_THREE,
+                                    NO_MOVE, BudgetExhausted, ThreatBoard, ThreatResult, ThreatStatus)
 
 DEFAULT_VCT_NODES = 1000  # node budget of one solve (measured: docs/threats.md)
 
@@ -217,7 +217,7 @@ class VctSolver(ThreatBoard):
         """Children of an OR node: the attacker's threats (an AND node each), judged without
         placing their stones (``_judge``); a position already in the table is linked, not judged."""
         sets = self.sets
-        blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        blocks = {self._empty_of_four(w) for w in sets[DEFENDER_FOUR]}
         if len(blocks) > 1:  # two cannot both be blocked
             node.children = []
             return
@@ -225,7 +225,7 @@ class VctSolver(ThreatBoard):
         threes = {p: points for p, points in fives.items() if len(points) > 1}
         pairs: dict[int, list[tuple[int, int]]] = {}  # a point: the other two empties of each two
         cells, windows = self.cells, self.windows
-        for w in sets[_ATTACKER_TWO]:
+        for w in sets[ATTACKER_TWO]:
             first, second, third = [p for p in windows[w] if not cells[p]]
             for point, others in ((first, (second, third)), (second, (first, third)), (third, (first, second))):
                 pairs.setdefault(point, []).append(others)
@@ -274,14 +274,14 @@ class VctSolver(ThreatBoard):
     def _status(self) -> bool | None:
         """For the attacker to move here: True (a win found at once), False (lost), None."""
         sets = self.sets
-        if sets[_ATTACKER_FOUR]:
+        if sets[ATTACKER_FOUR]:
             return True
-        blocks = {self._empty_of_four(w) for w in sets[_DEFENDER_FOUR]}
+        blocks = {self._empty_of_four(w) for w in sets[DEFENDER_FOUR]}
         if len(blocks) > 1:
             return False
         if self._quick(LEAF_VCF_NODES) != NO_MOVE:
             return True
-        if not blocks and not sets[_ATTACKER_TWO] and not self._four_moves():
+        if not blocks and not sets[ATTACKER_TWO] and not self._four_moves():
             return False  # no threat to make
         return None
 
@@ -319,7 +319,7 @@ class VctSolver(ThreatBoard):
         replies = {r for r in candidates
                    if all(r == p or len(points - {r}) < 2 for p, points in three_points.items())}
         cells = self.cells
-        for w in self.sets[_DEFENDER_THREE]:
+        for w in self.sets[DEFENDER_THREE]:
             if move not in self.windows[w]:
                 replies.update(p for p in self.windows[w] if not cells[p])
         return sorted(replies)
