@@ -205,6 +205,8 @@ def test_the_tactics_bench_compares_both_kinds_on_the_same_calls_and_games():
                           config=config)
     calls = results["per_call"]
     assert calls["calls"] > 0 and calls["mismatches"] == 0 and calls["vcf_calls"] + calls["vct_calls"] == calls["calls"]
+    assert calls["root_calls"] + calls["inner_calls"] + calls["defence_calls"] == calls["calls"]
+    assert calls["root_calls"] > 0 and calls["inner_calls"] > 0  # both ways self-play calls the kernels
     for name in ("net", "free"):  # the same answers, so the same seeded games
         assert results[f"selfplay_{name}"]["same_games"]
     for key in ("tactics_speedup", "selfplay_speedup", "free_net_selfplay_speedup", "net_share"):

@@ -25,6 +25,7 @@ import hashlib
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -203,6 +204,21 @@ class _Solver:
         if self._run(budget, kernel, _cells(cells), int(defender), moves, stops, budget, *extra) == kv.STOPPED:
             raise Interrupted
         return stops
+
+    def seconds_in_kernel(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None,
+                          repeats: int = 1) -> tuple[ThreatResult, float]:
+        """``solve``'s answer and the seconds one solve takes inside the kernels (the mean of
+        ``repeats`` run in one call: as a batch of inner nodes or a defence check runs them, with no
+        call from Python each), for the bench."""
+        answer = self.solve(cells, attacker, max_nodes)  # the workspace grown to what the solve needs
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
+        vcf_nodes = self._budgets()[1] if self._vct else -1
+        start = time.perf_counter()
+        again = ks.solve_repeatedly(self._tables, self._ws, _cells(cells), int(attacker), budget, vcf_nodes, repeats)
+        seconds = (time.perf_counter() - start) / repeats
+        if _result(again) != answer:
+            raise RuntimeError(f"the repeated solve answered {_result(again)}, not {answer}")
+        return answer, seconds
 
     def _run(self, budget: int, kernel, *args):
         """``kernel(tables, workspace, *args)`` with the stop flag kept up to date, run again in a

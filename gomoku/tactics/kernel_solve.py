@@ -102,3 +102,18 @@ def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
             return status
         stops[i] = status != WIN
     return WIN
+
+
+@njit(cache=True, nogil=True)  # the GIL released while it runs
+def solve_repeatedly(tables, ws, cells, attacker, budget, vcf_nodes, repeats):
+    """``vct_solve`` (``vcf_nodes`` >= 0) or ``vcf_solve`` (``vcf_nodes`` < 0) of one position,
+    ``repeats`` times in one call: what a solve costs inside the kernels, as ``kernel_rules``' batch
+    and the defence kernels run them, without a call from Python each (the bench times it). The
+    last answer."""
+    status, move, nodes = NO_WIN, NO_MOVE, 0
+    for _ in range(repeats):
+        if vcf_nodes < 0:
+            status, move, nodes = vcf_solve(tables, ws, cells, attacker, budget)
+        else:
+            status, move, nodes = vct_solve(tables, ws, cells, attacker, budget, vcf_nodes)
+    return status, move, nodes

@@ -4,9 +4,13 @@ a net and once with a free constant evaluator (what a GPU could reach), in the s
 
 The calls are recorded from the reference's own self-play (the default config's search, the net
 given): every VCF and VCT solve its rules ran (cache hits are not solves), the root's defence
-checks included. Each is then timed with both solvers, whose answers must agree. Self-play runs
-the same seeded games with both (their answers agree, so the games do too: the bench checks that
-they made the same moves).
+checks included. Each is then timed with both solvers, whose answers must agree, the way
+self-play makes it with each: the reference's every call from Python; the kernel's root solves
+from Python too, but its inner nodes' solves and the defence checks' inside one kernel call for a
+batch (``kernel_rules``, ``vcf_defences``/``vct_defences``), so those are timed inside the kernels
+(``seconds_in_kernel``). The time of every kernel call from Python is reported too. Self-play
+runs the same seeded games with both (their answers agree, so the games do too: the bench checks
+that they made the same moves).
 """
 
 from __future__ import annotations
@@ -29,25 +33,58 @@ from mcts import UniformEvaluator
 
 MAX_CALLS = 4000  # recorded solver calls timed (evenly spaced when self-play made more)
 CALL_REPEATS = 3  # each call timed this many times with each solver (the median kept)
+KERNEL_TIMING_SECONDS = 2e-4  # a solve timed inside the kernels is repeated in one call for about this long
+MAX_KERNEL_REPEATS = 200
 DEEP_NODES = 100  # calls of at least this many nodes: their nodes per second are the solvers' speed in search
+ROOT, INNER, DEFENCE = "root", "inner", "defence"  # where a search made a solve
 
 
 @dataclass(frozen=True)
 class SolverCall:
-    """One solve a search ran: the solver kind ("vcf" or "vct"), the position, the attacker."""
+    """One solve a search ran: the solver kind ("vcf" or "vct"), the position, the attacker, the
+    budget, and where (ROOT, INNER: a node below the root, DEFENCE: a root's defence check)."""
 
     kind: str
     cells: np.ndarray
     attacker: int
     max_nodes: int
+    origin: str
 
 
-def _recording(base: type, kind: str, calls: list[SolverCall]) -> type:
+class _Origin:
+    """Where the recording rules are now: set by ``_RecordingRules`` and the defence checks."""
+
+    def __init__(self):
+        self.now = INNER
+
+
+def _recording(base: type, kind: str, calls: list[SolverCall], origin: _Origin) -> type:
     class Recording(base):
         def solve(self, cells, attacker, max_nodes=None):
-            calls.append(SolverCall(kind, np.array(cells, dtype=np.int8), attacker, max_nodes or self.max_nodes))
+            calls.append(SolverCall(kind, np.array(cells, dtype=np.int8), attacker, max_nodes or self.max_nodes,
+                                    origin.now))
             return super().solve(cells, attacker, max_nodes)
+
+        def defences(self, cells, defender, moves, max_nodes=None):
+            before, origin.now = origin.now, DEFENCE
+            try:
+                return super().defences(cells, defender, moves, max_nodes)
+            finally:
+                origin.now = before
     return Recording
+
+
+class _RecordingRules(FreestyleRules):
+    """The reference rules, telling its recording solvers whether a call is the root's."""
+
+    def __init__(self, geometry: Geometry, config: TacticsConfig, calls: list[SolverCall]):
+        self.origin = _Origin()
+        super().__init__(geometry, config, solvers=(_recording(VcfSolver, "vcf", calls, self.origin),
+                                                    _recording(VctSolver, "vct", calls, self.origin)))
+
+    def moves_to_search(self, cells, to_move, root=False, depth=None):
+        self.origin.now = ROOT if root else INNER
+        return super().moves_to_search(cells, to_move, root, depth)
 
 
 class TimedEvaluator:
@@ -70,8 +107,7 @@ def _runner(config: Config, evaluator, kind: str, calls: list[SolverCall] | None
     rules = None
     if calls is not None:
         b = config.board
-        rules = FreestyleRules(Geometry(b.width, b.height, b.n_in_row), TacticsConfig.of(search),
-                               solvers=(_recording(VcfSolver, "vcf", calls), _recording(VctSolver, "vct", calls)))
+        rules = _RecordingRules(Geometry(b.width, b.height, b.n_in_row), TacticsConfig.of(search), calls)
     return SelfPlayRunner(evaluator, config.board, search, config.selfplay.parallel_games,
                           np.random.default_rng(config.seed), rules=rules)
 
@@ -90,13 +126,15 @@ def selfplay_rate(config: Config, evaluator, kind: str, games: int, calls: list[
 
 
 def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> dict:
-    """Per call, the median of CALL_REPEATS timings with each solver kind; the answers compared."""
+    """Per call, the median of CALL_REPEATS timings with each solver kind (the kernel's as
+    self-play makes the call: from Python at the root, else inside the kernels), and the kernel's
+    call from Python; the answers compared."""
     s = config.search
     made = {kind: dict(zip(("vcf", "vct"), (vcf(geometry, s.vcf_nodes), vct(geometry, s.vct_nodes, s.vcf_nodes))))
             for kind, (vcf, vct) in ((k, solvers(k)) for k in (REFERENCE, COMPILED))}
     for call in calls[:2]:  # compile (or load the kernels' cache) before the clock starts
-        made[COMPILED][call.kind].solve(call.cells, call.attacker, call.max_nodes)
-    times = {REFERENCE: [], COMPILED: []}
+        made[COMPILED][call.kind].seconds_in_kernel(call.cells, call.attacker, call.max_nodes)
+    times = {REFERENCE: [], COMPILED: [], "python_call": []}
     nodes = []
     mismatches = 0
     for call in calls:
@@ -108,16 +146,26 @@ def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> d
                 start = time.perf_counter()
                 answer = solver.solve(call.cells, call.attacker, call.max_nodes)
                 spent.append(time.perf_counter() - start)
-            times[kind].append(statistics.median(spent))
+            times[kind if kind == REFERENCE else "python_call"].append(statistics.median(spent))
             answers.append(answer)
+        if call.origin == ROOT:
+            times[COMPILED].append(times["python_call"][-1])
+        else:
+            repeats = int(np.clip(KERNEL_TIMING_SECONDS / times["python_call"][-1], 1, MAX_KERNEL_REPEATS))
+            inside = [made[COMPILED][call.kind].seconds_in_kernel(call.cells, call.attacker, call.max_nodes,
+                                                                  repeats)[1] for _ in range(CALL_REPEATS)]
+            times[COMPILED].append(statistics.median(inside))
         mismatches += answers[0] != answers[1]
         nodes.append(answers[0].nodes)
     ms = {kind: 1e3 * np.asarray(values) for kind, values in times.items()}
     deep = np.asarray(nodes) >= DEEP_NODES  # the calls that search (most end at once)
+    origins = [call.origin for call in calls]
     return {"calls": len(calls), "vcf_calls": sum(c.kind == "vcf" for c in calls),
             "vct_calls": sum(c.kind == "vct" for c in calls), "mismatches": mismatches,
+            **{f"{origin}_calls": origins.count(origin) for origin in (ROOT, INNER, DEFENCE)},
             **{f"{kind}_ms_{stat}": float(getattr(np, stat)(ms[kind])) for kind in ms for stat in ("median", "mean", "max")},
             "per_call_speedup_median": float(np.median(ms[REFERENCE] / ms[COMPILED])),
+            "python_call_speedup_median": float(np.median(ms[REFERENCE] / ms["python_call"])),
             "total_time_speedup": float(ms[REFERENCE].sum() / ms[COMPILED].sum()),
             "deep_calls": int(deep.sum()),
             **{f"{kind}_nodes_per_s_deep": float(np.asarray(nodes)[deep].sum() / (ms[kind][deep].sum() / 1e3))
@@ -198,7 +246,10 @@ def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Conf
     log(f"per solver call ({per_call['calls']} of the {len(calls)} self-play made: {per_call['vcf_calls']} VCF, "
         f"{per_call['vct_calls']} VCT): reference {per_call['reference_ms_median']:.3f} ms median, "
         f"{per_call['reference_ms_max']:.1f} max; compiled {per_call['compiled_ms_median']:.4f} ms median, "
-        f"{per_call['compiled_ms_max']:.2f} max; {per_call['mismatches']} different answers; all calls "
+        f"{per_call['compiled_ms_max']:.2f} max ({per_call['root_calls']} root calls from Python, "
+        f"{per_call['inner_calls']} inner and {per_call['defence_calls']} defence solves inside the kernels; "
+        f"every call from Python: {per_call['python_call_ms_median']:.4f} ms median, "
+        f"{per_call['python_call_speedup_median']:.1f}x); {per_call['mismatches']} different answers; all calls "
         f"{per_call['total_time_speedup']:.1f}x faster in total; {per_call['deep_calls']} calls of {DEEP_NODES}+ nodes: "
         f"{per_call.get('reference_nodes_per_s_deep', 0):,.0f} against {per_call.get('compiled_nodes_per_s_deep', 0):,.0f} "
         f"nodes/s")
