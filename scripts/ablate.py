@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from gomoku.players import PLAYER_SPECS_HELP  # noqa: E402
-from gomoku.training.ablation import Variant, format_ablation, run_ablation  # noqa: E402
+from gomoku.lab.ablation import Variant, format_ablation, run_ablation  # noqa: E402
 from gomoku.training.rundir import RunLockedError  # noqa: E402
 
 

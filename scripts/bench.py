@@ -72,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     if (args.search or args.vct) and (args.variants or args.ray is not None):
         parser.error("--variants and --ray go with the full bench or --selfplay, not --search or --vct")
     from gomoku.game.arena import output_problem
-    from gomoku.training.actors import device_error
-    from gomoku.training.bench import BenchSettings, machine, run_all, run_search
-    from gomoku.training.bench_threats import model_evaluator, run_vct
+    from gomoku.training.backends.actors import device_error
+    from gomoku.lab.bench import BenchSettings, machine, run_all, run_search
+    from gomoku.lab.bench_threats import model_evaluator, run_vct
     from nets import default_device
     from nets.checkpoint import first_line
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.search:
         results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
     elif args.selfplay:
-        from gomoku.training.bench import bench_selfplay_variants, run_selfplay
+        from gomoku.lab.bench import bench_selfplay_variants, run_selfplay
         from gomoku.training.config import ConfigError, load_config
 
         try:
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.vct:
         results = run_vct(settings, model=args.model, evaluator=evaluator)
     elif args.tactics:
-        from gomoku.training.bench_tactics import run_tactics
+        from gomoku.lab.bench_tactics import run_tactics
 
         results = run_tactics(settings, evaluator, args.model)
     else:

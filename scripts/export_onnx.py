@@ -9,7 +9,7 @@
 The check runs the exported model (onnxruntime) and the torch net on random boards (batch sizes
 1 and 37) before anything is written, and exits with status 1 (writing nothing) if the
 log-policy or the value differ by more than the tolerance, or either is not finite. ``--int8``
-then quantises the checked export (gomoku.training.int8: faster on a CPU, not exact; docs/engine.md).
+then quantises the checked export (gomoku.lab.int8: faster on a CPU, not exact; docs/engine.md).
 Needs onnx and onnxruntime. The output is never the model itself, a .pt path or a folder.
 """
 
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CHECK FAILED (nothing written): {error}", file=sys.stderr)
         return EXIT_MISMATCH
     if args.int8:
-        from gomoku.training.int8 import int8_model
+        from gomoku.lab.int8 import int8_model
 
         try:
             model = int8_model(model, net.config.width, net.config.height, n_in_row)

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", help="the figure's title (default: from the run directory's name)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="plot.py: warning: %(message)s")
-    from gomoku.training.plot import plot_metrics  # imports matplotlib
+    from gomoku.lab.plot import plot_metrics  # imports matplotlib
 
     try:
         out = plot_metrics(args.source, args.out, size=args.size, title=args.title)

@@ -24,21 +24,23 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def positive_int(text: str) -> int:
+def _parsed(text: str, parse, expected: str):
+    """``parse(text)``, or the argparse error that says what was expected."""
     try:
-        value = int(text)
+        return parse(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    value = _parsed(text, int, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
 
 
 def positive_minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {text!r}") from None
+    value = _parsed(text, float, "a number of minutes")
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
     return value
@@ -47,8 +49,7 @@ def positive_minutes(text: str) -> float:
 def longer_hint(pipeline, target, max_minutes: float | None) -> str:
     """How to train on past the limit that stopped the run (``pipeline.stopped_by``) at ``target``
     (``pipeline.target(...)``)."""
-    from gomoku.training.pipeline import StopLimit
-    from gomoku.training.progress import format_duration
+    from gomoku.training.progress import StopLimit, format_duration
 
     if pipeline.stopped_by is StopLimit.GAMES:  # (the last iteration's workers may have played past the target)
         return f"--resume --set train.game_batch_num=N, N above {max(target.games, pipeline.games_played):,}"
@@ -114,7 +115,7 @@ def _prepare(args: argparse.Namespace):
         config = load_config(args.config, args.set) if args.config is not None else None
     except ConfigError as error:  # an unreadable file too
         raise UsageError(error) from None
-    from gomoku.training.actors import device_error
+    from gomoku.training.backends.actors import device_error
 
     if args.device is not None and (problem := device_error(args.device)):
         raise UsageError(problem)
@@ -163,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     from tqdm.contrib.logging import logging_redirect_tqdm
 
-    from gomoku.training.messages import WorkerError
-    from gomoku.training.pipeline import CHECKPOINT, TrainingDiverged, TrainPipeline
+    from gomoku.training.backends.messages import WorkerError
+    from gomoku.training.pipeline import CHECKPOINT, TrainPipeline
     from gomoku.training.rundir import RunLockedError
+    from gomoku.training.updates import TrainingDiverged
 
     run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(args.config)
     had_checkpoint = (run_dir / CHECKPOINT).is_file()

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from gomoku.training import bench, bench_threats
+from gomoku.lab import bench, bench_threats
 from gomoku.training.config import Config
 from tests.fakes import load_script
 
@@ -167,8 +167,8 @@ def test_a_bad_model_or_device_is_refused_before_any_figure(tmp_path, monkeypatc
 
 def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
     """The "8 leaves" game figures passed 8 as the moves of the game: they timed one leaf a call."""
-    from gomoku.training import bench
-    from gomoku.training.bench_common import BenchSettings
+    from gomoku.lab import bench
+    from gomoku.lab.bench_common import BenchSettings
     from mcts.evaluators import CachedEvaluator
 
     made = []
@@ -195,8 +195,8 @@ def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
 
 
 def test_the_tactics_bench_compares_both_kinds_on_the_same_calls_and_games():
-    from gomoku.training.bench_common import BenchSettings
-    from gomoku.training.bench_tactics import run_tactics
+    from gomoku.lab.bench_common import BenchSettings
+    from gomoku.lab.bench_tactics import run_tactics
     from gomoku.training.config import load_config
     from mcts import UniformEvaluator
 

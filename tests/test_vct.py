@@ -529,8 +529,8 @@ def test_the_solvers_answers_are_pinned():
     import json
 
     from gomoku.players.classical import _cells
-    from gomoku.training.bench_common import BenchSettings
-    from gomoku.training.bench_threats import game_positions
+    from gomoku.lab.bench_common import BenchSettings
+    from gomoku.lab.bench_threats import game_positions
 
     solver = VctSolver(Geometry(9, 9, 5), 1000)
     answers, defended = [], 0

@@ -39,7 +39,7 @@ MUST_BLOCK = [23, 40, 36, 31, 70, 22, 49, 13]
 BOTH_FOUR = [36, 72, 37, 73, 38, 74, 39, 75]
 MIDGAME = [52, 25, 50, 49, 41, 59, 32, 23, 22, 42, 40, 39, 29, 69, 79, 31]
 LONG_VCF = [52, 38, 33, 29, 42, 47, 20, 65, 22, 69, 56, 32, 24, 51, 23, 21, 25, 26, 15, 6, 43, 13]
-# From a seeded heuristic game (gomoku.training.bench_threats.game_positions): the opponent would
+# From a seeded heuristic game (gomoku.lab.bench_threats.game_positions): the opponent would
 # have a VCT (continuous threats, no VCF), starting at 57, were it their move; 29 of the 54 moves
 # stop it. Then, after a move that does not (the corner), the player to move has that VCT.
 THEIR_VCT = [40, 39, 49, 31, 47, 48, 30, 50, 58, 67, 20, 10, 38, 29, 22, 14, 54, 46, 21, 23, 19, 18, 41, 15, 7,
@@ -440,8 +440,8 @@ def test_page_vct_solver_matches_python(site):
     of two seeded heuristic games and on random ones; and the defence sets of the first wins."""
     vct = pytest.importorskip("gomoku.tactics.vct")
     from gomoku.tactics.geometry import Geometry
-    from gomoku.training.bench_common import BenchSettings
-    from gomoku.training.bench_threats import game_positions
+    from gomoku.lab.bench_common import BenchSettings
+    from gomoku.lab.bench_threats import game_positions
 
     games = [list(board.moves) for board in game_positions(BenchSettings(vcf_games=2))]  # the pinned test's
     positions = [OWN_VCT, THEIR_VCT, OWN_VCF, MIDGAME] + games + random_positions(10, seed=13)

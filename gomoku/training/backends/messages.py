@@ -2,9 +2,10 @@
 
 The trainer builds each worker once from a ``WorkerSpec``, publishes the net's ``Weights`` once
 per version, and sends tasks: ``SelfPlayTask`` (finish at least ``min_games`` games) answered by
-a ``SelfPlayResult``, ``EvalTask`` (the evaluation games of the given indices against one
-opponent) answered by an ``EvalResult``. A worker process also reports ``Progress`` (games
-finished) and a ``Failure`` (an exception in a task) on its result pipe.
+a ``SelfPlayResult`` (gomoku.training.selfplay), ``EvalTask`` (the evaluation games of the given
+indices against one opponent, gomoku.training.evaluation) answered by an ``EvalResult``. A worker
+process also reports ``Progress`` (games finished) and a ``Failure`` (an exception in a task) on
+its result pipe.
 """
 
 from __future__ import annotations
@@ -12,23 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from gomoku.training.config import Config
+from gomoku.training.evaluation import EvalGame, EvalTask
+from gomoku.training.selfplay import SelfPlayResult
 
 
 class WorkerError(RuntimeError):
     """A self-play worker failed, or kept dying."""
-
-
-@dataclass(frozen=True)
-class SelfPlayGame:
-    moves: tuple[int, ...]
-    winner: int  # 1, 2 or -1 (draw)
-    states: np.ndarray  # float32 [T, 4, H, W], the recorded positions (every move's, unless
-    #                     playout cap randomization records only the full searches)
-    probs: np.ndarray  # float32 [T, H*W], the search's visit distribution there
-    outcomes: np.ndarray  # float32 [T], +1 / -1 / 0 for the player to move there
 
 
 @dataclass(frozen=True)
@@ -58,34 +49,7 @@ class SelfPlayTask:
     seed: int
 
 
-@dataclass(frozen=True)
-class EvalTask:
-    """Evaluation games ``indices`` of the model against ``opponent`` (a player spec); game ``i``'s
-    seeds derive from ``seed`` and ``i`` only, so it does not matter which worker plays it."""
-
-    indices: tuple[int, ...]
-    opponent: str
-    seed: int
-
-
 Task = SelfPlayTask | EvalTask
-
-
-@dataclass(frozen=True)
-class SelfPlayResult:
-    """Finished games, and the moves made meanwhile in all games (unfinished ones included)."""
-
-    games: tuple[SelfPlayGame, ...] = ()
-    moves: int = 0
-
-    def __add__(self, other: "SelfPlayResult") -> "SelfPlayResult":
-        return SelfPlayResult(self.games + other.games, self.moves + other.moves)
-
-
-@dataclass(frozen=True)
-class EvalGame:
-    index: int
-    result: int  # for the model: 1 win, 0 draw, -1 loss
 
 
 @dataclass(frozen=True)

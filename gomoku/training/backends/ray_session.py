@@ -1,4 +1,4 @@
-"""Starting and joining Ray for the Ray backend (gomoku.training.ray_backend).
+"""Starting and joining Ray for the Ray backend (gomoku.training.backends.ray_backend).
 
 Ray itself: with ``selfplay.ray_address`` empty, the pool starts a local Ray instance and stops
 it in ``close``; its temp files and logs go to ``RUN_DIR/ray`` (a short temp folder, deleted at
@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from gomoku.training.messages import WorkerError
+from gomoku.training.backends.messages import WorkerError
 
 try:
     import ray

@@ -16,10 +16,10 @@ import signal
 from typing import Callable
 
 from gomoku.game.processes import die_with_parent, start_quietly, worker_context
+from gomoku.training.backends.messages import (Failure, Progress, Result, SelfPlayTask, Task, Weights, WorkerError,
+                                               WorkerSpec)
+from gomoku.training.backends.worker import resolve_inference
 from gomoku.training.config import Config
-from gomoku.training.messages import (Failure, Progress, Result, SelfPlayTask, Task, Weights, WorkerError,
-                                      WorkerSpec)
-from gomoku.training.worker import resolve_inference
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def _worker_main(spec: WorkerSpec, tasks: mp.Queue, results) -> None:
     die_with_parent()  # a SIGKILLed trainer stops no one
     import torch
 
-    from gomoku.training.worker import Worker
+    from gomoku.training.backends.worker import Worker
 
     torch.set_num_threads(1)
     worker = Worker(spec)
@@ -81,7 +81,7 @@ class WorkerPool:
         self._device, _ = resolve_inference(config.selfplay)
         self.server = None
         if server_evaluator is not None:
-            from gomoku.training.inference import InferenceServer
+            from gomoku.training.backends.inference import InferenceServer
 
             self.server = InferenceServer(server_evaluator, self._ctx.Queue(), [self._ctx.Queue() for _ in range(n)])
         self.processes: list = [None] * n

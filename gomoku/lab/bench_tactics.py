@@ -26,7 +26,7 @@ from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.rules import FreestyleRules
 from gomoku.tactics.threats import VcfSolver
 from gomoku.tactics.vct import VctSolver
-from gomoku.training.bench_common import BenchSettings, machine
+from gomoku.lab.bench_common import BenchSettings, machine
 from gomoku.training.config import Config
 from gomoku.training.selfplay import SelfPlayRunner
 from mcts import UniformEvaluator

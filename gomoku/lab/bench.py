@@ -29,15 +29,15 @@ from gomoku.pbrain.loader import ENGINE_LEAVES
 from gomoku.players.search import AlphaZeroPlayer, PureMCTSPlayer
 from gomoku.game.board import Board
 from gomoku.game.processes import put_back_handler
-from gomoku.training.bench_common import CLASSIC, BenchSettings, az_evaluator, machine, median_time
-from gomoku.training.bench_threats import (bench_vcf, bench_vcf_per_move, bench_vct, bench_vct_per_move,
-                                           bench_vct_selfplay, game_positions)
+from gomoku.lab.bench_common import CLASSIC, BenchSettings, az_evaluator, machine, median_time
+from gomoku.lab.bench_threats import (bench_vcf, bench_vcf_per_move, bench_vct, bench_vct_per_move,
+                                      bench_vct_selfplay, game_positions)
+from gomoku.training.backends.actors import resolve_workers
+from gomoku.training.backends.messages import SelfPlayTask
+from gomoku.training.backends.pool import WorkerPool
+from gomoku.training.backends.worker import resolve_inference
 from gomoku.training.config import Config, load_config
-from gomoku.training.actors import resolve_workers
-from gomoku.training.messages import SelfPlayTask
-from gomoku.training.pool import WorkerPool
 from gomoku.training.selfplay import SelfPlayRunner
-from gomoku.training.worker import resolve_inference
 from nets.onnx_export import onnx_available
 from nets import NetConfig, NetEvaluator, Trainer, build_net
 
@@ -248,7 +248,7 @@ def bench_selfplay_ray(s: BenchSettings, config: Config | None = None) -> dict:
     instance unless ``selfplay.ray_address`` names a cluster), measured as ``bench_selfplay``
     measures the process pool: one actor per worker the pool would have, the same tasks and seeds.
     Also how long Ray and the actors took to start, and one call's round trip to an idle actor."""
-    from gomoku.training.ray_backend import RayPool
+    from gomoku.training.backends.ray_backend import RayPool
 
     config = config or Config()
     workers = resolve_workers(config.selfplay.workers)
@@ -320,7 +320,7 @@ SEARCH_FIGURES = {  # the single-game search, one lever at a time: (playouts, on
     "az_mcts_playouts_per_s_leaves8": lambda s: az_move(s, leaves_per_step=8),
     "az_mcts_playouts_per_s_leaves8_pipeline": lambda s: az_move(s, leaves_per_step=8, pipeline=True),
     "az_mcts_playouts_per_s_window": lambda s: az_move(s, WINDOW_LEAVES, threads=WINDOW_THREADS),
-    # The net's int8 export (gomoku.training.int8) on onnxruntime: exact, and the window's search.
+    # The net's int8 export (gomoku.lab.int8) on onnxruntime: exact, and the window's search.
     "az_mcts_playouts_per_s_int8": lambda s: az_move(s, int8=True),
     "az_mcts_playouts_per_s_window_int8": lambda s: az_move(s, WINDOW_LEAVES, threads=WINDOW_THREADS, int8=True),
     "az_mcts_playouts_per_s_no_forced_moves": lambda s: az_move(s, forced_moves=False),

@@ -11,7 +11,7 @@ import torch
 
 from gomoku.game.board import Board
 from gomoku.players.classical import _cells
-from gomoku.training.bench_common import BenchSettings, az_evaluator, machine
+from gomoku.lab.bench_common import BenchSettings, az_evaluator, machine
 from gomoku.training.config import Config
 from gomoku.training.selfplay import SelfPlayRunner
 from nets import NetConfig, NetEvaluator, build_net

@@ -1,6 +1,6 @@
 """Training curves as a PNG, drawn with matplotlib (Agg, no pyplot: no global figure state).
 
-    from gomoku.training.plot import plot_metrics
+    from gomoku.lab.plot import plot_metrics
     plot_metrics("runs/9x9", "curves.png")      # or the metrics.jsonl itself; default out: <run dir>/curves.png
 
 Six panels against self-play games: losses, policy entropy, evaluation scores (the pure-MCTS ladder

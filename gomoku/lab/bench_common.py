@@ -1,4 +1,4 @@
-"""What the speed figures share (``gomoku.training.bench`` and ``bench_threats``): the settings,
+"""What the speed figures share (``gomoku.lab.bench`` and ``bench_threats``): the settings,
 the median timer, the untrained net the search figures run on, the machine's description."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def median_time(fn, repeats: int) -> float:
 def az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1, int8: bool = False):
     """An untrained default net on the runtime the az player uses by default (``onnx`` None:
     onnxruntime when installed on a CPU, as ``from_checkpoint``), or on the one asked for
-    (``threads``: onnxruntime's; ``int8``: its int8 export, ``gomoku.training.int8``, on onnxruntime)."""
+    (``threads``: onnxruntime's; ``int8``: its int8 export, ``gomoku.lab.int8``, on onnxruntime)."""
     net = build_net(NetConfig())
     if onnx is None:
         onnx = int8 or (onnx_available() and str(s.device).startswith("cpu"))
@@ -52,7 +52,7 @@ def az_evaluator(s: BenchSettings, onnx: bool | None = None, threads: int = 1, i
 
     model = onnx_bytes(net)
     if int8:
-        from gomoku.training.int8 import int8_model
+        from gomoku.lab.int8 import int8_model
 
         model = int8_model(model, net.config.width, net.config.height)
     return OnnxEvaluator(model, threads=threads)

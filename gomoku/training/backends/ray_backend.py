@@ -2,7 +2,7 @@
 
 ``RayPool`` offers what ``WorkerPool`` does (``publish(weights)``, ``run(tasks, on_progress)``,
 ``len``, ``close``, ``server``), with the workers as Ray actors, on this machine or on every node of a
-cluster. Each actor is a ``Worker`` (gomoku.training.worker) with its own copy of the net (on a
+cluster. Each actor is a ``Worker`` (gomoku.training.backends.worker) with its own copy of the net (on a
 CPU, or on a share of a GPU when the cluster has one): self-play and evaluation games.
 
 How a ``run`` goes:
@@ -20,7 +20,7 @@ How a ``run`` goes:
   (``max_restarts``); a log line says so. More than ``MAX_RETRIES`` failures of one call raise
   ``WorkerError``, as does an exception inside a call.
 
-Ray itself is started or joined by gomoku.training.ray_session (``start_ray``).
+Ray itself is started or joined by gomoku.training.backends.ray_session (``start_ray``).
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gomoku.training.backends.messages import (Result, SelfPlayTask, Task, Weights, WorkerError, WorkerSpec,
+                                               empty_result)
+from gomoku.training.backends.ray_session import start_ray
+from gomoku.training.backends.worker import Worker
 from gomoku.training.config import Config
-from gomoku.training.messages import (EvalTask, Result, SelfPlayTask, Task, Weights, WorkerError, WorkerSpec,
-                                      empty_result)
-from gomoku.training.ray_session import start_ray
-from gomoku.training.worker import Worker
+from gomoku.training.evaluation import EvalTask
 
 try:
     import ray

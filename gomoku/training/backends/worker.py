@@ -11,9 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.training.evaluation import play_eval_games
-from gomoku.training.messages import (EvalResult, EvalTask, Result, SelfPlayTask, Task, Weights,
-                                      WorkerSpec)
+from gomoku.training.backends.messages import EvalResult, Result, SelfPlayTask, Task, Weights, WorkerSpec
+from gomoku.training.evaluation import EvalTask, play_eval_games
 from gomoku.training.selfplay import SelfPlayRunner
 from nets.onnx_export import onnx_available
 
@@ -34,10 +33,9 @@ class WorkerNet:
     which runs this small net about twice as fast on a core; the weights are exported on each load)."""
 
     def __init__(self, config, device: str = "cpu"):
-        from nets import NetConfig, NetEvaluator, build_net
+        from nets import NetEvaluator, build_net
 
-        b, n = config.board, config.net
-        self.net = build_net(NetConfig(b.width, b.height, n.arch, n.channels, n.blocks, n.head))
+        self.net = build_net(config.net_config())
         self.torch_evaluator = NetEvaluator(self.net, device)
         runtime = config.selfplay.runtime
         self.onnx = device == "cpu" and (runtime == "onnx" or (runtime == "auto" and onnx_available()))
@@ -62,7 +60,7 @@ class Worker:
         self.net = WorkerNet(spec.config, "cpu" if spec.remote else spec.device)
         self.remote = None
         if spec.remote is not None:
-            from gomoku.training.inference import RemoteEvaluator
+            from gomoku.training.backends.inference import RemoteEvaluator
 
             self.remote = RemoteEvaluator(spec.worker_id, *spec.remote)
         self.runner = SelfPlayRunner(self.net.evaluator, spec.config.board, spec.config.search,

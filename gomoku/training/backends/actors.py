@@ -2,8 +2,8 @@
 
 - ``InProcessActors`` (``selfplay.workers: 1``): one ``SelfPlayRunner`` in the trainer's process,
   on the trainer's own net.
-- ``PoolActors`` over a ``WorkerPool`` (worker processes here, gomoku.training.pool) or a
-  ``RayPool`` (Ray actors, gomoku.training.ray_backend): the games are shared out as typed tasks.
+- ``PoolActors`` over a ``WorkerPool`` (worker processes here, gomoku.training.backends.pool) or a
+  ``RayPool`` (Ray actors, gomoku.training.backends.ray_backend): the games are shared out as typed tasks.
 
 Each does three things: ``publish(weights)`` once per version of the net, ``self_play(games, rng)``
 (at least ``games`` finished games, a ``SelfPlayResult``) and ``evaluate(opponent, games, seed)``
@@ -21,11 +21,11 @@ from typing import Callable, Protocol
 import numpy as np
 import torch
 
+from gomoku.training.backends.messages import EvalResult, SelfPlayTask, WorkerError
+from gomoku.training.backends.worker import resolve_inference
 from gomoku.training.config import Config
-from gomoku.training.evaluation import play_eval_games
-from gomoku.training.messages import EvalResult, EvalTask, SelfPlayResult, SelfPlayTask, WorkerError
-from gomoku.training.selfplay import SelfPlayRunner
-from gomoku.training.worker import resolve_inference
+from gomoku.training.evaluation import EvalTask, play_eval_games
+from gomoku.training.selfplay import SelfPlayResult, SelfPlayRunner
 from nets import NetEvaluator, build_net, on_cpu
 
 log = logging.getLogger(__name__)
@@ -136,12 +136,12 @@ def make_actors(config: Config, net: torch.nn.Module, device: torch.device, rng:
     s = config.selfplay
     if s.backend == "ray":  # actors with their own nets, here or on a cluster
         try:
-            from gomoku.training.ray_backend import RayPool
+            from gomoku.training.backends.ray_backend import RayPool
         except ImportError as error:  # Ray is an optional extra
             raise WorkerError(str(error)) from None
         actors: Actors = PoolActors(RayPool(config, s.workers, s.ray_address, run_dir))
     elif (n := resolve_workers(s.workers)) > 1:
-        from gomoku.training.pool import WorkerPool
+        from gomoku.training.backends.pool import WorkerPool
 
         if note := capped_note(s.workers):
             log.warning("%s: more would only share the cores", note)
