@@ -912,11 +912,12 @@ def test_page_net_with_a_resnet_matches_torch(resnet_site, tmp_path):
 def test_the_export_screenshot_plays_on_the_pages_board(pooled_site, tmp_path, monkeypatch):
     """The screenshot's person (minimax) chose its moves on a 9x9 board whatever the page's: on a
     pooled 15x15 net's page its first click fell off the centre and the next position was illegal."""
-    script = load_script("export_web")
-    monkeypatch.setattr(script, "SCREENSHOT_TURNS", 1)
+    from gomoku.web import screenshot
+
+    monkeypatch.setattr(screenshot, "SCREENSHOT_TURNS", 1)
     _, site = pooled_site
     out = tmp_path / "shot.png"
-    moves = script.screenshot(site, out)
+    moves = screenshot.screenshot(site, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(moves) == 2 and moves[0] == 112  # H8, the centre of 15x15 (40 is E5's number on 9x9)
     assert Board.from_moves(moves, 15, 15).moves == moves
