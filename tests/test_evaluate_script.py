@@ -421,7 +421,7 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
 def test_clock_match_refuses_a_net_for_another_board_before_the_games(capsys, monkeypatch):
     monkeypatch.chdir(REPO_ROOT)  # the spec's path is relative, as a user types it
     script = load_script("clock_match")
-    fc_net = "models/retrain-9x9/best.pt"  # fc heads: 9x9 only (a pooled net would play 15x15)
+    fc_net = "docs/results/runs/retrain-9x9/best.pt"  # fc heads: 9x9 only (a pooled net would play 15x15)
     code = script.main(["--player", f"az:{fc_net}:10", "--opponent", "random", "--size", "15", "--openings", "1"])
     out, err = capsys.readouterr()
     assert code == 2 and "game 1" not in out

@@ -24,7 +24,7 @@ from tests.fakes import TACTICS_KEYS, load_script, parts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL = REPO_ROOT / "models" / "9x9.pt"  # a residual tower with pooled heads
-FC_MODEL = REPO_ROOT / "models" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
+FC_MODEL = REPO_ROOT / "docs" / "results" / "runs" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
 HARNESS = REPO_ROOT / "gomoku" / "web" / "harness.js"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the page's scripts run under node)")
@@ -941,8 +941,8 @@ def test_play_web_takes_the_model_for_size_and_refuses_the_windows_options(tmp_p
     assert play.web_model(play.parse_args(["--web", "--size", "13"])) == Path("models/9x9.pt")  # then refused:
     with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, 15x15, not 13x13"):
         play_in_browser(Path("models/9x9.pt"), port=0, open_browser=False, size=13)
-    with pytest.raises(ExportError, match="the page of models/previous-9x9/9x9.pt plays 9x9, not 13x13"):
-        play_in_browser(Path("models/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
+    with pytest.raises(ExportError, match="the page of docs/results/runs/previous-9x9/9x9.pt plays 9x9, not 13x13"):
+        play_in_browser(Path("docs/results/runs/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
     assert play.web_model(play.parse_args(["--web", "--model", str(MODEL), "--size", "13"])) == MODEL
 
 

@@ -3,7 +3,7 @@ opening twice with colours swapped, as a Gomocup manager does; print the score, 
 the slowest answers, and optionally write them as JSON.
 
     python scripts/clock_match.py --player pbrain:scripts/pbrain-gomoku-zero:1000 \\
-        --opponent pbrain:scripts/pbrain-gomoku-zero:200 --openings 10 --json models/clock-1000-vs-200.json
+        --opponent pbrain:scripts/pbrain-gomoku-zero:200 --openings 10 --json docs/results/clock/clock-1000-vs-200.json
 """
 
 from __future__ import annotations

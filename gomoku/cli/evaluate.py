@@ -71,7 +71,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "their deep checks (their own win, then the final threat check; 0: off; "
                         "default: the player's, docs/threats.md)")
     parser.add_argument("--c-puct", type=float, metavar="C", help="az players: PUCT's exploration weight "
-                        f"(default: the player's, {PLAYER_C_PUCT:g}; docs/ladder.md measures 2.5)")
+                        f"(default: the player's, {PLAYER_C_PUCT:g}; docs/results/ladder.md measures 2.5)")
     args = parser.parse_args(argv)
     if args.c_puct is not None and not is_positive_number(args.c_puct):
         parser.error(f"--c-puct must be a positive number, got {args.c_puct:g}")
