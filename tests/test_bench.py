@@ -1,5 +1,6 @@
 """The benchmark functions run and report sane figures (no timing assertions: speed is not tested)."""
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -211,3 +212,23 @@ def test_the_tactics_bench_compares_both_kinds_on_the_same_calls_and_games():
         assert results[f"selfplay_{name}"]["same_games"]
     for key in ("tactics_speedup", "selfplay_speedup", "free_net_selfplay_speedup", "net_share"):
         assert results[key] > 0
+
+
+def test_the_export_figures_time_torch_and_each_export(tmp_path, capsys):
+    """bench.py --onnx (the benchmark export_onnx.py --bench runs on the file it wrote): torch, the
+    float32 export and the int8 one, on the model's own board."""
+    from nets import NetConfig, build_net, save_model
+
+    model = tmp_path / "6.pt"
+    save_model(model, build_net(NetConfig(6, 6)), n_in_row=4)
+    assert load_script("bench").main(["--onnx", "--quick", "--model", str(model), "--json",
+                                          str(tmp_path / "o.json")]) == 0
+    figures = json.loads((tmp_path / "o.json").read_text())
+    assert [f["runtime"] for f in figures["runtimes"]] == ["torch", "onnxruntime", "onnxruntime int8"]
+    assert all(f["latency_us"] > 0 and f["playouts_per_s"] > 0 for f in figures["runtimes"])
+    assert "onnxruntime int8" in capsys.readouterr().out
+    assert load_script("bench").main(["--onnx", "--model", str(tmp_path / "nope.pt")]) == 1
+    assert capsys.readouterr().err.startswith("error: no checkpoint at")
+    with pytest.raises(SystemExit):
+        load_script("bench").main(["--onnx", "--web", "3"])
+    assert "--onnx goes alone" in capsys.readouterr().err

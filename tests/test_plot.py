@@ -14,7 +14,7 @@ from matplotlib.image import imread  # noqa: E402
 from gomoku.training.metrics import IterationRecord  # noqa: E402
 from gomoku.lab.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
                                   moving_average, plot_metrics, smoothing_window)
-from tests.fakes import load_script  # noqa: E402
+from tests.fakes import checkout_env, load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRAINING_KEYS = ("loss", "policy_loss", "value_loss", "entropy", "kl", "explained_var_old", "explained_var_new")
@@ -148,7 +148,7 @@ def test_moving_average_and_window():
 
 
 def test_script_from_repo_root_and_its_errors(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = checkout_env()
     run = tmp_path / "run"
     write_metrics(run, synthetic_records(10))
     script = str(REPO_ROOT / "scripts" / "plot.py")
@@ -181,7 +181,7 @@ def test_import_gomoku_imports_no_plotting():
 
 
 def test_out_folder_or_no_suffix_prints_the_file_written(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = checkout_env()
     run = tmp_path / "run"
     write_metrics(run, synthetic_records(6))
     (tmp_path / "pics").mkdir()

@@ -362,7 +362,7 @@ def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs
     config = load_config("configs/9x9.yaml", ["selfplay.workers=2", "selfplay.runtime=torch", "selfplay.device=cpu"])
     assert "2 worker processes, 16 games at once each, nets on cpu (torch)" == selfplay_description(config, "cpu")
     script = load_script("train")
-    root = Path(script.ROOT)
+    root = Path(script.REPO_ROOT)
     monkeypatch.chdir(root)
     assert script.default_run_dir("configs/9x9.yaml") == Path("runs/9x9")
     monkeypatch.chdir(tmp_path)

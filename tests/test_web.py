@@ -24,7 +24,7 @@ from tests.fakes import TACTICS_KEYS, load_script, parts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL = REPO_ROOT / "models" / "9x9.pt"  # a residual tower with pooled heads
-FC_MODEL = REPO_ROOT / "models" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
+FC_MODEL = REPO_ROOT / "docs" / "results" / "runs" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
 HARNESS = REPO_ROOT / "gomoku" / "web" / "harness.js"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the page's scripts run under node)")
@@ -912,11 +912,12 @@ def test_page_net_with_a_resnet_matches_torch(resnet_site, tmp_path):
 def test_the_export_screenshot_plays_on_the_pages_board(pooled_site, tmp_path, monkeypatch):
     """The screenshot's person (minimax) chose its moves on a 9x9 board whatever the page's: on a
     pooled 15x15 net's page its first click fell off the centre and the next position was illegal."""
-    script = load_script("export_web")
-    monkeypatch.setattr(script, "SCREENSHOT_TURNS", 1)
+    from gomoku.web import screenshot
+
+    monkeypatch.setattr(screenshot, "SCREENSHOT_TURNS", 1)
     _, site = pooled_site
     out = tmp_path / "shot.png"
-    moves = script.screenshot(site, out)
+    moves = screenshot.screenshot(site, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(moves) == 2 and moves[0] == 112  # H8, the centre of 15x15 (40 is E5's number on 9x9)
     assert Board.from_moves(moves, 15, 15).moves == moves
@@ -940,8 +941,8 @@ def test_play_web_takes_the_model_for_size_and_refuses_the_windows_options(tmp_p
     assert play.web_model(play.parse_args(["--web", "--size", "13"])) == Path("models/9x9.pt")  # then refused:
     with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, 15x15, not 13x13"):
         play_in_browser(Path("models/9x9.pt"), port=0, open_browser=False, size=13)
-    with pytest.raises(ExportError, match="the page of models/previous-9x9/9x9.pt plays 9x9, not 13x13"):
-        play_in_browser(Path("models/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
+    with pytest.raises(ExportError, match="the page of docs/results/runs/previous-9x9/9x9.pt plays 9x9, not 13x13"):
+        play_in_browser(Path("docs/results/runs/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
     assert play.web_model(play.parse_args(["--web", "--model", str(MODEL), "--size", "13"])) == MODEL
 
 

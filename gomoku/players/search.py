@@ -43,7 +43,7 @@ CHECK_TIME_SHARE = 0.25
 log = logging.getLogger(__name__)
 
 PURE_C_PUCT = 5.0
-PLAYER_C_PUCT = 5.0  # the az player's PUCT exploration weight (2.5 measured no stronger: docs/ladder.md)
+PLAYER_C_PUCT = 5.0  # the az player's PUCT exploration weight (2.5 measured no stronger: docs/results/ladder.md)
 
 
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
