@@ -560,7 +560,7 @@ def test_page_final_check_looks_past_the_first_candidates_as_python(site):
         result = visited(board, names)
         jobs.append({"moves": moves, "visits": result.visits.tolist(), "priors": result.priors.tolist(),
                      "checkNodes": nodes})
-        AlphaZeroPlayer(UniformEvaluator(), n_playout=20).final_check(board, result, None, nodes)
+        result = AlphaZeroPlayer(UniformEvaluator(), n_playout=20).final_check(board, result, None, nodes)
         expected.append({"refuted": list(result.refuted), "bestMove": result.best_move()})
     assert run_node(site, {"finalCheck": jobs})["finalCheck"] == expected
     assert expected[0]["bestMove"] == parse_point(board, "E3") and len(expected[0]["refuted"]) == 8
