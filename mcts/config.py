@@ -6,13 +6,34 @@ extends it with the game's rule settings and the self-play settings:
 ``SearchConfig`` is what one ``BatchedMCTS`` runs with: the settings plus the switches a caller
 picks per use (root noise, tree reuse, virtual loss, the pipeline) and the checks that tie the
 settings together. ``SearchConfig.of`` builds one from settings, the one translation between the
-two. The rules' own settings are the game's (the rules object is injected already built).
+two. The rules' own settings are the game's (the rules object is injected already built), which
+may check theirs with the same helpers (``problems_of``, ``raise_first``, ``part_of``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Iterable, TypeVar
+
+Check = tuple[str, bool, str]  # a setting's key, whether its value is good, what it must be ("must be >= 1")
+T = TypeVar("T")
+
+
+def problems_of(settings: object, checks: Iterable[Check]) -> list[tuple[str, str]]:
+    """Each failed check of ``settings`` as (its key, what is wrong: the message and the value got)."""
+    return [(key, f"{message}, got {getattr(settings, key)!r}") for key, ok, message in checks if not ok]
+
+
+def raise_first(problems: list[tuple[str, str]]) -> None:
+    """A ValueError naming the first of ``problems`` ("n_playout must be >= 1, got 0"), if any."""
+    for key, message in problems:
+        raise ValueError(f"{key} {message}")
+
+
+def part_of(cls: type[T], settings: T) -> T:
+    """``settings`` (a dataclass ``cls`` or one that extends it) as a ``cls``: the extra fields dropped."""
+    return cls(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -28,7 +49,7 @@ class SearchSettings:
 
     def problems(self) -> list[tuple[str, str]]:
         """Each bad setting as (its key, what is wrong with it), in the order of the fields."""
-        checks = (
+        return problems_of(self, (
             ("n_playout", self.n_playout >= 1, "must be >= 1"),
             ("c_puct", self.c_puct > 0, "must be > 0"),
             ("dirichlet_alpha", self.dirichlet_alpha > 0, "must be > 0"),
@@ -36,13 +57,11 @@ class SearchSettings:
             ("leaves_per_step", self.leaves_per_step >= 1, "must be >= 1"),
             # so that the playouts fit the tree's capacity
             ("gumbel_k", 0 <= self.gumbel_k <= self.n_playout // 2, "must be in 0..n_playout // 2"),
-        )
-        return [(key, f"{message}, got {getattr(self, key)!r}") for key, ok, message in checks if not ok]
+        ))
 
     def settings(self) -> SearchSettings:
         """These settings alone (a subclass's extra fields dropped)."""
-        names = [f.name for f in dataclasses.fields(SearchSettings)]
-        return SearchSettings(**{name: getattr(self, name) for name in names})
+        return part_of(SearchSettings, self)
 
 
 @dataclass(frozen=True)
@@ -55,8 +74,7 @@ class SearchConfig(SearchSettings):
     pipeline: bool = False
 
     def __post_init__(self) -> None:
-        for key, message in self.problems():
-            raise ValueError(f"{key} {message}")
+        raise_first(self.problems())
         if self.pipeline and (self.leaves_per_step < 2 or self.gumbel_k):
             raise ValueError("pipeline needs leaves_per_step >= 2 and no gumbel_k")
         if self.gumbel_k and self.reuse_tree:

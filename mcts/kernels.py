@@ -1,5 +1,6 @@
 """The search's hot loops as numba kernels: the descent from the roots to the leaves (PUCT
-selection, the visits and virtual loss counted on the way) and the backup of the leaf values.
+selection, the visits and virtual loss counted on the way), the backup of the leaf values, and
+the expected lines a result carries (``mcts.result``).
 
 The arithmetic is ``BatchedMCTS``'s, operation for operation (``Q = W / max(N, 1)``, ``U = c_puct
 * P * (sqrt(N(s)) / (1 + N))``, the first of the largest ``Q + U``), so a search is the same
@@ -14,6 +15,7 @@ import math
 from numba import njit
 
 NO_CHILD = -1  # mcts.tree's
+NO_MOVE = -1  # mcts.result's
 
 
 @njit(cache=True)
@@ -94,3 +96,31 @@ def new_nodes(prior, visits, value_sum, children, node_visits, n_nodes, trees, s
             children[t, slot, m] = NO_CHILD
         node_visits[t, slot] = 1.0
     return True
+
+
+@njit(cache=True)
+def lines(visits, prior, children, tree, first, out):
+    """The expected line of each root move ``first[i]`` of tree ``tree`` into ``out[i]`` [plies]
+    (NO_MOVE after its end): the move, then at each node reached the most visited edge (ties to
+    the higher prior, then the lower move), until a node that is not expanded or has no visited
+    edge, or ``plies`` moves."""
+    size = visits.shape[2]
+    for i in range(first.shape[0]):
+        out[i, :] = NO_MOVE
+        move = first[i]
+        node = 0
+        for ply in range(out.shape[1]):
+            out[i, ply] = move
+            node = children[tree, node, move]
+            if node == NO_CHILD:
+                break
+            move = NO_MOVE
+            for m in range(size):
+                n_edge = visits[tree, node, m]
+                if n_edge <= 0:
+                    continue
+                if move == NO_MOVE or n_edge > visits[tree, node, move] or (
+                        n_edge == visits[tree, node, move] and prior[tree, node, m] > prior[tree, node, move]):
+                    move = m
+            if move == NO_MOVE:
+                break

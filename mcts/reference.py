@@ -1,10 +1,11 @@
 """A straightforward PUCT search: one node object per position, a board copy per playout.
 
 It computes what ``BatchedMCTS`` computes with one tree and one leaf per step, in the plainest
-form, and exists to be read and to check the fast search against (the tests compare their visit
-counts on the same evaluator and seed). The value-sign convention is the one in ``mcts.search``.
-Works on any board with ``copy``, ``do_move``, ``game_end``, ``current_state``, ``availables``
-and ``current_player``.
+form, and exists to be read and to check the fast search against (the tests compare their
+results, visits, Q and lines, on the same evaluator and seed). The value-sign convention is the
+one in ``mcts.search``, the result's fields those of ``mcts.result``. Works on any board with
+``copy``, ``do_move``, ``game_end``, ``current_state``, ``availables``, ``current_player``,
+``width`` and ``height``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import math
 
 import numpy as np
 
+from mcts.config import SearchConfig
 from mcts.evaluators import Evaluator, evaluate
+from mcts.result import LINE_MOVES, LINE_PLIES, SearchResult
 
 
 class Node:
@@ -29,33 +32,48 @@ class Node:
 
 
 class ReferenceMCTS:
-    def __init__(self, evaluator: Evaluator, n_playout: int = 400, c_puct: float = 5.0,
-                 noise: bool = False, dirichlet_alpha: float = 0.3, dirichlet_epsilon: float = 0.25,
-                 rng: np.random.Generator | None = None):
+    """``settings``: those of ``SearchConfig`` (n_playout, c_puct, noise and its alpha and
+    epsilon are the ones it plays by); a fresh root every search."""
+
+    def __init__(self, evaluator: Evaluator, rng: np.random.Generator | None = None, **settings):
         self.evaluator = evaluator
-        self.n_playout = n_playout
-        self.c_puct = c_puct
-        self.noise = noise
-        self.alpha = dirichlet_alpha
-        self.epsilon = dirichlet_epsilon
+        self.config = SearchConfig(reuse_tree=False, **settings)
         self.rng = rng if rng is not None else np.random.default_rng()
 
-    def search(self, board) -> np.ndarray:
-        """Visit counts of the root's moves after ``n_playout`` playouts from a fresh root."""
-        root = Node()
+    def search(self, board) -> SearchResult:
+        """The result of ``n_playout`` playouts from a fresh root."""
+        config, root = self.config, Node()
         self._playout(root, board.copy())
-        if self.noise:
+        if config.noise:
             moves = sorted(root.edges)
-            noise = self.rng.dirichlet(np.full(len(moves), self.alpha))
+            noise = self.rng.dirichlet(np.full(len(moves), config.dirichlet_alpha))
             for move, eta in zip(moves, noise):
                 edge = root.edges[move]
-                edge[0] = (1 - self.epsilon) * edge[0] + self.epsilon * eta
-        for _ in range(self.n_playout - 1):
+                edge[0] = (1 - config.dirichlet_epsilon) * edge[0] + config.dirichlet_epsilon * eta
+        for _ in range(config.n_playout - 1):
             self._playout(root, board.copy())
-        visits = np.zeros(board.width * board.height)
-        for move, (_, n, _) in root.edges.items():
-            visits[move] = n
-        return visits
+        size = board.width * board.height
+        visits, priors, q = np.zeros(size), np.zeros(size), np.full(size, np.nan)
+        for move, (prior, n, w) in root.edges.items():
+            visits[move], priors[move] = n, prior
+            if n > 0:
+                q[move] = w / n
+        total = visits.sum()
+        value = sum(w for _, n, w in root.edges.values() if n > 0) / total if total else 0.0
+        return SearchResult(visits=visits, priors=priors, value=float(value), playouts=config.n_playout, q=q,
+                            lines=tuple(self._line(root, move) for move in _most_visited(root)[:LINE_MOVES]))
+
+    @staticmethod
+    def _line(root: Node, move: int) -> tuple[int, ...]:
+        """The move, then the most visited reply at each node, while there is one."""
+        line, node = [move], root.children.get(move)
+        while node is not None and len(line) < LINE_PLIES:
+            replies = _most_visited(node)
+            if not replies:
+                break
+            line.append(replies[0])
+            node = node.children.get(replies[0])
+        return tuple(line)
 
     def _playout(self, node: Node, board) -> None:
         path = []
@@ -93,7 +111,13 @@ class ReferenceMCTS:
         best_move, best_score = -1, -math.inf
         for move, (prior, n, w) in node.edges.items():
             q = w / max(n, 1.0)
-            score = q + self.c_puct * prior * (sqrt_n / (1.0 + n))
+            score = q + self.config.c_puct * prior * (sqrt_n / (1.0 + n))
             if score > best_score:
                 best_move, best_score = move, score
         return best_move
+
+
+def _most_visited(node: Node) -> list[int]:
+    """The node's visited edges, most visited first; ties to the higher prior, then the lower move."""
+    visited = [(-n, -prior, move) for move, (prior, n, _) in node.edges.items() if n > 0]
+    return [move for _, _, move in sorted(visited)]

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -52,7 +52,7 @@ from mcts.config import SearchConfig
 from mcts.evaluators import Evaluator
 from mcts.game import FIRST, SECOND, GameLike, Rules
 from mcts.gumbel import GumbelRoot
-from mcts.result import NO_MOVE, SearchResult, visit_policy
+from mcts.result import LINE_MOVES, NO_MOVE, SearchResult, edge_q, ranked, visit_policy
 from mcts.tree import ILLEGAL_VALUE_SUM, NO_CHILD, TreeArrays
 
 log = logging.getLogger(__name__)
@@ -290,9 +290,8 @@ class BatchedMCTS(TreeArrays):
 
     def _selected_result(self, tree: int, playouts: int, selected: int) -> SearchResult:
         result = self._result(tree, playouts)
-        result.improved = self.root_selector.policy(self, tree, result.priors, float(self.root_value[tree]))
-        result.selected = selected
-        return result
+        improved = self.root_selector.policy(self, tree, result.priors, float(self.root_value[tree]))
+        return replace(result, improved=improved, selected=selected)
 
     # ------------------------------------------------------------------ playouts
     def _step(self, trees: np.ndarray, leaves: np.ndarray, root_move: np.ndarray | None = None) -> None:
@@ -442,8 +441,9 @@ class BatchedMCTS(TreeArrays):
                        np.asarray(leaf_values, dtype=np.float64), vloss)
 
     def _result(self, tree: int, n_playout: int) -> SearchResult:
-        visits = self.visits[tree, 0].copy()
+        """The record of the root of ``tree`` (``mcts.result``), read off its arrays."""
+        visits, priors, value_sum = self.visits[tree, 0].copy(), self.prior[tree, 0].copy(), self.value_sum[tree, 0]
         total = visits.sum()
-        value = float(self.value_sum[tree, 0][visits > 0].sum() / total) if total else 0.0
-        return SearchResult(visits=visits, priors=self.prior[tree, 0].copy(), value=value,
-                            playouts=n_playout)
+        value = float(value_sum[visits > 0].sum() / total) if total else 0.0
+        return SearchResult(visits=visits, priors=priors, value=value, playouts=n_playout, q=edge_q(visits, value_sum),
+                            lines=self.lines(tree, ranked(visits, priors)[:LINE_MOVES]))

@@ -13,6 +13,7 @@ import logging
 import numpy as np
 
 import mcts.kernels as kernels
+from mcts.result import LINE_PLIES, NO_MOVE
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,15 @@ class TreeArrays:
         self.children = np.empty(shape, dtype=np.int32)  # each slot set to NO_CHILD when its node is made
         self.node_visits = np.zeros((n_trees, capacity), dtype=np.float64)
         self.n_nodes = np.zeros(n_trees, dtype=np.int64)  # used slots; the root is slot 0
+
+    def lines(self, tree: int, first: np.ndarray) -> tuple[tuple[int, ...], ...]:
+        """The expected lines (``mcts.result``) of the root moves ``first`` of ``tree`` that have a
+        visit, in their order."""
+        first = np.asarray(first, dtype=np.int64)
+        first = first[self.visits[tree, 0, first] > 0]
+        out = np.empty((first.size, LINE_PLIES), dtype=np.int64)
+        kernels.lines(self.visits, self.prior, self.children, tree, first, out)
+        return tuple(tuple(move for move in row if move != NO_MOVE) for row in out.tolist())
 
     def _new_nodes(self, trees: np.ndarray, slots: np.ndarray | None, priors: np.ndarray,
                    legal: np.ndarray) -> np.ndarray:

@@ -11,64 +11,21 @@ plays any board from MIN_POOLED_SIDE to MAX_BOARD_SIDE with one set of weights: 
 C->32, ReLU, conv1x1 32->1, one logit per point, log-softmax; value conv1x1 C->32, ReLU, the
 global average and the global max of each channel over the board (64 features, as KataGo pools),
 FC 64->64, ReLU, FC 64->1, tanh. A pooled model's width and height are those it was trained on.
+``NetConfig`` and the nets' bounds are in nets/config.py (no torch there: a run's config uses them).
 """
 
 from __future__ import annotations
-
-from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from nets.config import NetConfig
+from nets.config import MAX_BLOCKS, MAX_BOARD_SIDE, MAX_CHANNELS, MIN_POOLED_SIDE  # noqa: F401 (long defined here)
+
 IN_PLANES = 4
-ARCHITECTURES = ("conv3", "resnet")
-HEADS = ("fc", "pooled")  # fc: sized for width x height; pooled: any board (see the module docstring)
 POOLED_CHANNELS = 32  # the pooled heads' 1x1 convolutions
 POOLED_HIDDEN = 64  # the pooled value head's hidden layer
-MIN_POOLED_SIDE = 5  # the smallest board a pooled net plays (five in a row needs five points)
-# Upper bounds of a NetConfig: far above any net trained here (conv3; resnet 64x4), low enough
-# that a config (or a model file declaring one) cannot ask for more than ~0.8 GB of weights.
-MAX_BOARD_SIDE = 32  # the pbrain protocol's largest board
-MAX_CHANNELS = 512
-MAX_BLOCKS = 40
-
-
-@dataclass(frozen=True)
-class NetConfig:
-    width: int = 9
-    height: int = 9
-    arch: str = "conv3"
-    channels: int = 64  # resnet only
-    blocks: int = 4  # resnet only
-    head: str = "fc"  # fc (one board size) or pooled (any size); HEADS
-
-    def __post_init__(self) -> None:
-        if self.arch not in ARCHITECTURES:
-            raise ValueError(f"net.arch must be one of {ARCHITECTURES}, got {self.arch!r}")
-        if self.head not in HEADS:
-            raise ValueError(f"net.head must be one of {HEADS}, got {self.head!r}")
-        for name, top in (("width", MAX_BOARD_SIDE), ("height", MAX_BOARD_SIDE), ("channels", MAX_CHANNELS),
-                          ("blocks", MAX_BLOCKS)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-                raise ValueError(f"net.{name} must be an integer from 1 to {top}, got {value!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def plays(self, width: int, height: int) -> bool:
-        """Whether a net of this config plays a ``width`` x ``height`` board: an fc net only its
-        own size, a pooled net that and any size from MIN_POOLED_SIDE to MAX_BOARD_SIDE."""
-        if (width, height) == (self.width, self.height):
-            return True
-        return self.head == "pooled" and all(MIN_POOLED_SIDE <= side <= MAX_BOARD_SIDE for side in (width, height))
-
-    def sizes_played(self) -> str:
-        """The boards it plays, in words for an error: "a 9x9 board", "boards from 5x5 to 32x32"."""
-        if self.head == "fc":
-            return f"a {self.width}x{self.height} board"
-        return f"boards from {MIN_POOLED_SIDE}x{MIN_POOLED_SIDE} to {MAX_BOARD_SIDE}x{MAX_BOARD_SIDE}"
 
 
 class _Heads(nn.Module):

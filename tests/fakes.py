@@ -4,8 +4,9 @@ a run's metrics lines and the scripts as modules."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import importlib
 import json
+import os
 from pathlib import Path
 from types import ModuleType
 
@@ -69,9 +70,13 @@ def metrics_records(run: Path) -> list[dict]:
 
 
 def load_script(name: str) -> ModuleType:
-    """``scripts/NAME.py`` as a module, so that a test calls its ``main`` in this process."""
-    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_script", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The code of ``scripts/NAME.py`` (the module ``gomoku.cli.NAME``), so that a test calls its
+    ``main`` in this process."""
+    return importlib.import_module(f"gomoku.cli.{name}")
+
+
+def checkout_env(**variables: str) -> dict[str, str]:
+    """The environment for a script run in a subprocess: this checkout's package on the path, as
+    the README's install gives it (without it, an installed copy of another checkout would run),
+    and nothing else of the caller's PYTHONPATH; ``variables`` on top."""
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **variables}

@@ -1,12 +1,12 @@
-"""Ablations at equal wall time (gomoku/training/ablation.py, scripts/ablate.py) on the smoke config."""
+"""Ablations at equal wall time (gomoku/lab/ablation.py, scripts/ablate.py) on the smoke config."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from gomoku.training import ablation
-from gomoku.training.ablation import Variant, format_ablation, run_ablation
+from gomoku.lab import ablation
+from gomoku.lab.ablation import Variant, format_ablation, run_ablation
 from gomoku.training.config import ConfigError, load_config
 from gomoku.training.metrics import IterationRecord
 from tests.fakes import load_script

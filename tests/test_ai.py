@@ -92,7 +92,7 @@ def test_a_timed_spec_has_a_time_strength():
 
 def test_a_timed_search_job_counts_its_playouts_without_a_target():
     """A time-limited search showed 1/1 playouts while it ran: its target was the config's 1."""
-    from gomoku.ui.ai import SearchJob
+    from gomoku.ui.thinking import SearchJob
 
     job = SearchJob(make_player("pure:100ms", seed=0), Board())
     job.start()
@@ -106,7 +106,7 @@ def test_a_timed_search_job_counts_its_playouts_without_a_target():
 @pytest.mark.parametrize("size", [9, 15, 20])
 def test_the_ais_first_move_is_the_centre(size):
     """On 15x15 the AI opened at L13 (flat priors on an empty board): the first move is the centre."""
-    from gomoku.ui.ai import SearchJob
+    from gomoku.ui.thinking import SearchJob
 
     board = Board(size, size)
     for spec in ("random", "pure:50"):

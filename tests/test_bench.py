@@ -1,11 +1,12 @@
 """The benchmark functions run and report sane figures (no timing assertions: speed is not tested)."""
 
+import json
 from dataclasses import replace
 
 import pytest
 import torch
 
-from gomoku.training import bench, bench_threats
+from gomoku.lab import bench, bench_threats
 from gomoku.training.config import Config
 from tests.fakes import load_script
 
@@ -167,8 +168,8 @@ def test_a_bad_model_or_device_is_refused_before_any_figure(tmp_path, monkeypatc
 
 def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
     """The "8 leaves" game figures passed 8 as the moves of the game: they timed one leaf a call."""
-    from gomoku.training import bench
-    from gomoku.training.bench_common import BenchSettings
+    from gomoku.lab import bench
+    from gomoku.lab.bench_common import BenchSettings
     from mcts.evaluators import CachedEvaluator
 
     made = []
@@ -195,8 +196,8 @@ def test_each_game_figure_runs_the_search_its_name_says(monkeypatch):
 
 
 def test_the_tactics_bench_compares_both_kinds_on_the_same_calls_and_games():
-    from gomoku.training.bench_common import BenchSettings
-    from gomoku.training.bench_tactics import run_tactics
+    from gomoku.lab.bench_common import BenchSettings
+    from gomoku.lab.bench_tactics import run_tactics
     from gomoku.training.config import load_config
     from mcts import UniformEvaluator
 
@@ -205,7 +206,29 @@ def test_the_tactics_bench_compares_both_kinds_on_the_same_calls_and_games():
                           config=config)
     calls = results["per_call"]
     assert calls["calls"] > 0 and calls["mismatches"] == 0 and calls["vcf_calls"] + calls["vct_calls"] == calls["calls"]
+    assert calls["root_calls"] + calls["inner_calls"] + calls["defence_calls"] == calls["calls"]
+    assert calls["root_calls"] > 0 and calls["inner_calls"] > 0  # both ways self-play calls the kernels
     for name in ("net", "free"):  # the same answers, so the same seeded games
         assert results[f"selfplay_{name}"]["same_games"]
     for key in ("tactics_speedup", "selfplay_speedup", "free_net_selfplay_speedup", "net_share"):
         assert results[key] > 0
+
+
+def test_the_export_figures_time_torch_and_each_export(tmp_path, capsys):
+    """bench.py --onnx (the benchmark export_onnx.py --bench runs on the file it wrote): torch, the
+    float32 export and the int8 one, on the model's own board."""
+    from nets import NetConfig, build_net, save_model
+
+    model = tmp_path / "6.pt"
+    save_model(model, build_net(NetConfig(6, 6)), n_in_row=4)
+    assert load_script("bench").main(["--onnx", "--quick", "--model", str(model), "--json",
+                                          str(tmp_path / "o.json")]) == 0
+    figures = json.loads((tmp_path / "o.json").read_text())
+    assert [f["runtime"] for f in figures["runtimes"]] == ["torch", "onnxruntime", "onnxruntime int8"]
+    assert all(f["latency_us"] > 0 and f["playouts_per_s"] > 0 for f in figures["runtimes"])
+    assert "onnxruntime int8" in capsys.readouterr().out
+    assert load_script("bench").main(["--onnx", "--model", str(tmp_path / "nope.pt")]) == 1
+    assert capsys.readouterr().err.startswith("error: no checkpoint at")
+    with pytest.raises(SystemExit):
+        load_script("bench").main(["--onnx", "--web", "3"])
+    assert "--onnx goes alone" in capsys.readouterr().err

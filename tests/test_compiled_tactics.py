@@ -20,7 +20,7 @@ from mcts import BatchedMCTS, SearchConfig
 from tests.fakes import HashEvaluator
 from tests.test_shipped_model import ISSUE_GAME
 from tests.test_threats import COUNTER_FOUR, VCF_IN_TWO
-from tests.test_vct import GAME_B4, GAME_D5, board_after, parse_point
+from tests.test_vct import GAME_B4, GAME_D5, board_after, cells_after, parse_point
 
 RANDOM_POSITIONS = 10_000  # seeded random 9x9 positions, each solved by both for each attacker
 # (shape, positions, stones low..high, VCF budget, VCT budget): other boards and rules, budgets
@@ -186,3 +186,14 @@ def test_a_search_on_the_compiled_rules_is_the_search_on_the_references(settings
                              rng=np.random.default_rng(0))
         results.append([r.visits.tolist() for r in search.search(boards)])
     assert results[0] == results[1]
+
+
+def test_a_solve_repeated_inside_the_kernels_answers_as_one_call():
+    from gomoku.tactics.compiled import CompiledVcfSolver, CompiledVctSolver
+
+    geometry = Geometry(9, 9, 5)
+    cells = cells_after(GAME_D5, 10)
+    for solver in (CompiledVcfSolver(geometry), CompiledVctSolver(geometry, 5000)):
+        for attacker in (1, 2):
+            answer, seconds = solver.seconds_in_kernel(cells, attacker, repeats=3)
+            assert answer == solver.solve(cells, attacker) and seconds > 0

@@ -62,7 +62,7 @@ def test_a_change_to_a_kernels_source_drops_its_cache(tmp_path, monkeypatch):
     cache.mkdir()
     monkeypatch.setattr(compiled, "__file__", str(tmp_path / "compiled.py"))
     compiled.drop_stale_cache()
-    entry = cache / "kernel_vct.vct_solve-1.py311.nbi"
+    entry = cache / "kernel_solve.vct_solve-1.py311.nbi"
     entry.write_text("cached")
     compiled.drop_stale_cache()  # unchanged sources: kept
     assert entry.exists()

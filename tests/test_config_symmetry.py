@@ -5,6 +5,7 @@ import pytest
 
 from gomoku import Board
 from gomoku.training.config import Config, ConfigError, load_config, save_config
+from gomoku.training.samples import Samples
 from gomoku.training.symmetry import augment, move_permutations
 
 
@@ -63,7 +64,8 @@ def test_augmentation_keeps_planes_and_policy_consistent():
             state = board.current_state()[None]
             policy = rng.random((1, width * height)) * (state[0, :2].sum(0).ravel() == 0)
             best = int(policy.argmax())
-            states, policies, outcomes = augment(state, policy, np.array([0.5]))
+            images = augment(Samples(state, policy, np.array([0.5])))
+            states, policies, outcomes = images.states, images.probs, images.outcomes
             for s, p in zip(states, policies):
                 # The symmetric image of the best move is the best move of the symmetric position,
                 # and it lands on an empty point of the transformed planes; the last-move plane
@@ -79,7 +81,8 @@ def test_augmentation_keeps_planes_and_policy_consistent():
             # on plane 0's stones in each image (a policy turned the other way than the planes on
             # the 90 and 270 degree turns passed the checks above).
             on_stones = state[0, 0].ravel()[None].astype(np.float64)
-            images, stone_policies, _ = augment(state, on_stones, np.array([0.5]))
+            stone_images = augment(Samples(state, on_stones, np.array([0.5])))
+            images, stone_policies = stone_images.states, stone_images.probs
             for s, p in zip(images, stone_policies, strict=True):
                 np.testing.assert_array_equal(p, s[0].ravel())
             # The identity comes first and is unchanged.
@@ -164,7 +167,7 @@ def test_parse_spec_agrees_with_make_player():
 
 
 def test_bad_variant_override_is_a_config_error(tmp_path):
-    from gomoku.training.ablation import Variant, run_ablation
+    from gomoku.lab.ablation import Variant, run_ablation
 
     with pytest.raises(ConfigError, match="override 'search.n_playout=\\[': the value is not valid YAML"):
         run_ablation("configs/smoke.yaml", [Variant.parse("bad search.n_playout=[")], tmp_path / "abl", 1.0,

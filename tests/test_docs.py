@@ -10,7 +10,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-PAGES = [README, ROOT / "models" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RESULTS = ROOT / "docs" / "results"
+PAGES = [README, ROOT / "models" / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(RESULTS.glob("*.md"))]
+SHIPPED = {"9x9.pt", "9x9.onnx", "9x9-int8.onnx", "15x15.pt", "README.md", "9x9-run", "15x15-run"}  # models/'s top level
+SECTION = re.compile(r"^### `([\w./-]+)/`\n(.*?)(?=^#)", re.MULTILINE | re.DOTALL)
+ROW_FILES = re.compile(r"^\| ([^|]+) \|", re.MULTILINE)
 README_MAX_LINES = 300
 
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -57,6 +61,40 @@ def test_link_checker_sees_links_and_headings(tmp_path):
                     "```\n[also](not-a-link)\n```\n[web](https://example.com)\n", encoding="utf-8")
     assert relative_links(page) == ["page.md#a-title-xpy", "gone.png"]
     assert anchors(page) == {"a-title-xpy"}
+
+
+def indexed_files(index: str) -> set[str]:
+    """The files the index names: under each ``### `FOLDER/``` heading, the first cell of each
+    table row, ``a/b.json`` relative to that folder and a bare ``c.json`` beside the last path
+    named in the cell."""
+    named = set()
+    for folder, section in SECTION.findall(index + "\n#"):
+        for cell in ROW_FILES.findall(section):
+            here = folder
+            for name in re.findall(r"`([^`]+)`", cell):
+                path = f"{folder}/{name}" if "/" in name else f"{here}/{name}"
+                here = path.rsplit("/", 1)[0]
+                named.add(path)
+    return named
+
+
+def test_every_results_file_is_in_the_index():
+    index = (RESULTS / "README.md").read_text(encoding="utf-8")
+    files = {str(p.relative_to(RESULTS)) for p in RESULTS.rglob("*") if p.is_file() and p.suffix != ".md"}
+    assert files and not files - indexed_files(index), sorted(files - indexed_files(index))
+    assert not indexed_files(index) - files, sorted(indexed_files(index) - files)  # no row names a file not there
+    pages = {p.name for p in RESULTS.glob("*.md")} - {"README.md"}
+    assert pages and all(f"]({page})" in index for page in pages)  # the results page links every log
+
+
+def test_the_index_reads_its_rows():
+    index = "### `runs/`\n\n| file | what |\n|---|---|\n| `a/x.pt`, `y.json` | z |\n| `b.json` | `not.me` |\n\n# end\n"
+    assert indexed_files(index) == {"runs/a/x.pt", "runs/a/y.json", "runs/b.json"}
+
+
+def test_models_holds_only_what_ships():
+    models = ROOT / "models"
+    assert {p.relative_to(models).parts[0] for p in models.rglob("*") if p.is_file()} <= SHIPPED
 
 
 def test_readme_is_short():

@@ -18,10 +18,10 @@ from gomoku.matches import processes
 from gomoku.matches.games import play_game
 from gomoku.players.forfeit import ForfeitReason
 from gomoku.players import RandomPlayer, external, make_player
-from gomoku.training import actors
-from gomoku.training.actors import PoolActors
+from gomoku.training.backends import actors
+from gomoku.training.backends.actors import PoolActors
 from gomoku.training.config import ConfigError, load_config
-from gomoku.training.messages import SelfPlayResult
+from gomoku.training.backends.messages import SelfPlayResult
 from tests.fakes import load_script
 
 
@@ -35,7 +35,7 @@ class _InterruptedImport(types.ModuleType):
 def test_a_kill_inside_an_import_in_train_pys_first_seconds_is_one_line(tmp_path, monkeypatch, capsys):
     """A SIGTERM in the first second of train.py ended in a traceback from inside `import torch`."""
     train = load_script("train")
-    monkeypatch.setitem(sys.modules, "gomoku.training.actors", _InterruptedImport("gomoku.training.actors"))
+    monkeypatch.setitem(sys.modules, "gomoku.training.backends.actors", _InterruptedImport("gomoku.training.backends.actors"))
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         assert train.main(["--config", "configs/smoke.yaml", "--run-dir", str(tmp_path / "run")]) == 130

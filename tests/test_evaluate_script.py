@@ -1,4 +1,4 @@
-"""scripts/evaluate.py as a user runs it: a subprocess from the repo root, no install needed."""
+"""scripts/evaluate.py as a user runs it: a subprocess, the package installed (this checkout on the path)."""
 
 import json
 import os
@@ -14,16 +14,15 @@ import pytest
 
 from gomoku.matches.arena import Terminated
 from gomoku.matches.records import MatchResult
-from tests.fakes import load_script
+from tests.fakes import checkout_env, load_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "evaluate.py"
 
 
 def run(*args, cwd=REPO_ROOT):
-    # A clean PYTHONPATH: the script must find the gomoku package by itself.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True,
+    # This checkout's package alone on the path, as the README's install gives it (from any folder).
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, env=checkout_env(), capture_output=True,
                           text=True, timeout=120)
 
 
@@ -177,7 +176,7 @@ def test_ctrl_c_with_workers_stops_at_once_with_the_finished_games(tmp_path):
     """SIGINT to the whole process group, as Ctrl-C in a terminal sends it, while two worker
     processes play: the script ends within seconds, printing and writing the games finished."""
     out = tmp_path / "partial.json"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = checkout_env()
     process = subprocess.Popen([sys.executable, str(SCRIPT), "--player", "minimax:1", "--opponent", "random",
                                 "--games", "5000", "--workers", "2", "--json", str(out)], cwd=REPO_ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -220,7 +219,7 @@ class Running:
     """evaluate.py in the background, its stderr read as it comes (the progress bar)."""
 
     def __init__(self, *args, ignore_sigint=False):
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env = checkout_env()
         # A shell starts a background job with SIGINT ignored; so does this, when asked.
         setup = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
         self.process = subprocess.Popen([sys.executable, str(SCRIPT), *args], cwd=REPO_ROOT, env=env,
@@ -423,7 +422,7 @@ def test_clock_match_refuses_bad_arguments_and_outputs_before_building_the_playe
 def test_clock_match_refuses_a_net_for_another_board_before_the_games(capsys, monkeypatch):
     monkeypatch.chdir(REPO_ROOT)  # the spec's path is relative, as a user types it
     script = load_script("clock_match")
-    fc_net = "models/retrain-9x9/best.pt"  # fc heads: 9x9 only (a pooled net would play 15x15)
+    fc_net = "docs/results/runs/retrain-9x9/best.pt"  # fc heads: 9x9 only (a pooled net would play 15x15)
     code = script.main(["--player", f"az:{fc_net}:10", "--opponent", "random", "--size", "15", "--openings", "1"])
     out, err = capsys.readouterr()
     assert code == 2 and "game 1" not in out

@@ -10,7 +10,7 @@ PACKAGES = ("gomoku", "mcts", "nets")
 # The layers, lowest first: a module may import its own layer's modules and those of the layers
 # below, never a layer above, nor a neighbour in its own tuple (they are independent). A name is
 # a module or a package (with all its modules; ``gomoku`` alone is the package's __init__). The
-# scripts sit on top of all (outside this graph).
+# scripts, wrappers of the commands, sit on top of all (outside this graph).
 LAYERS = [
     ("mcts", "nets"),  # the libraries: the search and the nets, independent of each other
     ("gomoku.tactics",),  # five-in-a-row knowledge: geometry, threats, the rules the search takes
@@ -20,7 +20,8 @@ LAYERS = [
     ("gomoku.matches",),  # games and matches between players
     ("gomoku.training",),  # the training loop and its backends
     ("gomoku.pbrain", "gomoku.ui", "gomoku.web"),  # the front ends: the engine, the window, the page
-    ("gomoku.lab",),  # benchmarks and experiments over everything
+    ("gomoku.lab",),  # the lab tools: benchmarks (of the page's exports too) and experiments
+    ("gomoku.cli",),  # the commands (scripts/NAME.py runs gomoku/cli/NAME.py's main)
 ]
 
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from gomoku.training.config import load_config
-from gomoku.training.inference import InferenceServer, RemoteEvaluator
-from gomoku.training.worker import resolve_inference
+from gomoku.training.backends.inference import InferenceServer, RemoteEvaluator
+from gomoku.training.backends.worker import resolve_inference
 from nets import NetConfig, NetEvaluator, build_net
 
 

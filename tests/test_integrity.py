@@ -105,7 +105,7 @@ def test_a_flipped_bit_in_an_onnx_weight_is_refused_by_every_loader(tmp_path):
 @pytest.mark.parametrize("int8", [False, True])
 def test_a_flipped_bit_anywhere_in_the_weights_of_an_onnx_file_is_refused(tmp_path, int8):
     """Property test over seeded bit positions in the weights of a float32 and an int8 export."""
-    from gomoku.training.int8 import int8_model
+    from gomoku.lab.int8 import int8_model
     from nets.onnx_export import onnx_bytes, save_onnx
 
     model = onnx_bytes(_net(), n_in_row=5)
@@ -231,7 +231,7 @@ def test_a_checkpoint_whose_conv1_is_scaled_by_1e30_is_refused_on_resume(tmp_pat
 def test_an_exploding_loss_stops_the_run_and_keeps_its_best_model(tmp_path, monkeypatch):
     """conv1 scaled by 1e30 in the middle of an iteration's training: the loss (~1e28) is finite
     but above MAX_LOSS; the run stops with one line, at its last good checkpoint and best.pt."""
-    from gomoku.training.pipeline import MAX_LOSS, TrainingDiverged
+    from gomoku.training.updates import MAX_LOSS, TrainingDiverged
 
     pipeline_class = _smoke_run(tmp_path)
     files = {name: (tmp_path / name).read_bytes() for name in ("checkpoint.pt", "best.pt", "current.pt")}

@@ -1,4 +1,4 @@
-"""The int8 export (nets.onnx_quant, gomoku.training.int8) on the shipped model: the evaluator's
+"""The int8 export (nets.onnx_quant, gomoku.lab.int8) on the shipped model: the evaluator's
 contract, the metadata kept, and the float32 net's top move wherever that move is clear."""
 
 from pathlib import Path
@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("onnxruntime.quantization")
 
 from gomoku.players import SHIPPED_MODEL  # noqa: E402
-from gomoku.training.int8 import calibration_planes, int8_model  # noqa: E402
+from gomoku.lab.int8 import calibration_planes, int8_model  # noqa: E402
 from nets.checkpoint import load_model  # noqa: E402
 from nets.loading import load_evaluator  # noqa: E402
 from nets.onnx_evaluator import OnnxEvaluator  # noqa: E402

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from gomoku import Board
+import gomoku.pbrain.budget as budget
 import gomoku.pbrain.engine as engine_module
 from gomoku.pbrain.engine import PbrainEngine, forced_move
 from gomoku.pbrain.loader import AZ_PLAYOUTS, EngineOptions
@@ -406,7 +407,7 @@ def test_forced_move_and_time_budget():
     engine.handle_line("INFO timeout_match 60000")
     engine.handle_line("INFO time_left 5000")
     # 81 empty points: 25 moves left at most, plus the reserve; less the margin (at least 50 ms).
-    share = 5.0 / (engine_module.MOVES_LEFT_MAX + engine_module.MOVES_LEFT_RESERVE)
+    share = 5.0 / (budget.MOVES_LEFT_MAX + budget.MOVES_LEFT_RESERVE)
     assert engine.think_seconds(Board()) == pytest.approx(share - 0.05)
     engine.handle_line("INFO time_left 100000")  # the turn time is the smaller limit again
     assert engine.think_seconds(Board()) == pytest.approx(0.9)
@@ -414,7 +415,7 @@ def test_forced_move_and_time_budget():
     engine.handle_line("INFO time_left 10")
     assert engine.think_seconds(Board()) == pytest.approx(0.9)
     engine.handle_line("INFO timeout_turn 0")  # play fast
-    assert engine.time_limit(Board()) == engine_module.FAST_TURN
+    assert engine.time_limit(Board()) == budget.FAST_TURN
 
 
 def test_onnx_option_falls_back_to_torch_without_onnxruntime(random_model, monkeypatch):
@@ -660,9 +661,9 @@ def test_max_memory_bounds_the_search_tree():
     engine = PbrainEngine(EngineOptions(player_spec="pure:300000", seed=1), write=out.append)
     for line in ("START 32", "INFO timeout_turn 200"):
         engine.handle_line(line)
-    assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES  # bounded even without max_memory
+    assert engine.tree_bytes() == budget.DEFAULT_TREE_BYTES  # bounded even without max_memory
     engine.handle_line(f"INFO max_memory {engine._base_memory + 100 * 2**20}")
-    assert engine.tree_bytes() == int(engine_module.TREE_SHARE * 100 * 2**20)
+    assert engine.tree_bytes() == int(budget.TREE_SHARE * 100 * 2**20)
     engine.handle_line("BEGIN")
     assert out[-1].count(",") == 1, out
     engine.close()  # a search still running its round at the deadline (a loaded machine) ends
@@ -672,11 +673,11 @@ def test_max_memory_bounds_the_search_tree():
     arrays = (search.prior, search.visits, search.value_sum, search.children, search.node_visits)
     assert sum(a.nbytes for a in arrays) <= engine.tree_bytes() * 1.01
     engine.handle_line(f"INFO max_memory {engine._base_memory // 2}")  # less than the process takes
-    assert engine.tree_bytes() == engine_module.MIN_TREE_BYTES
+    assert engine.tree_bytes() == budget.MIN_TREE_BYTES
     engine.handle_line("INFO max_memory 100000000000000")  # 100 TB: the default stays, no failed allocation
-    assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
+    assert engine.tree_bytes() == budget.DEFAULT_TREE_BYTES
     engine.handle_line("INFO max_memory 0")  # no limit: the default budget
-    assert engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
+    assert engine.tree_bytes() == budget.DEFAULT_TREE_BYTES
 
 
 def test_no_playout_cap_under_a_clock_and_the_tree_is_kept(random_model):
@@ -693,7 +694,7 @@ def test_no_playout_cap_under_a_clock_and_the_tree_is_kept(random_model):
     from mcts.evaluators import CachedEvaluator, cache_entry_bytes
 
     assert isinstance(player.evaluator, CachedEvaluator) and player.evaluator.misses > 0
-    entries = int(engine_module.CACHE_SHARE * engine.tree_bytes() // cache_entry_bytes(81))
+    entries = int(budget.CACHE_SHARE * engine.tree_bytes() // cache_entry_bytes(81))
     assert player.evaluator.max_entries == entries < engine.options.cache
     # A cap asked for, and without a clock that many playouts; the tree is kept from move to move.
     capped = PbrainEngine(EngineOptions(model=random_model, playouts=200, seed=2, onnx=False, shortcuts=False),
@@ -930,12 +931,12 @@ def test_huge_info_numbers_are_capped():
     huge = "9" * 400
     engine.handle_line(f"INFO max_memory {huge}")
     engine.handle_line("START 9")
-    assert out == ["OK"] and engine.tree_bytes() == engine_module.DEFAULT_TREE_BYTES
+    assert out == ["OK"] and engine.tree_bytes() == budget.DEFAULT_TREE_BYTES
     engine.handle_line(f"INFO timeout_turn {huge}")
     engine.handle_line(f"INFO time_left {huge}")
-    assert engine.time_limit(Board()) == engine_module.MAX_LIMIT
+    assert engine.time_limit(Board()) == budget.MAX_LIMIT
     engine.handle_line(f"INFO time_left -{huge}")  # time_left runs out (a negative one is taken)
-    assert engine.think_seconds(Board()) == engine_module.MIN_THINK
+    assert engine.think_seconds(Board()) == budget.MIN_THINK
     assert out == ["OK"]
 
 

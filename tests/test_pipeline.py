@@ -323,7 +323,7 @@ def test_a_smaller_buffer_keeps_the_newest_positions_only_when_asked(tmp_path):
 
 
 def test_non_finite_training_stops_at_the_last_good_checkpoint(tmp_path, monkeypatch):
-    from gomoku.training.pipeline import TrainingDiverged
+    from gomoku.training.updates import TrainingDiverged
 
     config = load_config("configs/smoke.yaml")
     pipeline = TrainPipeline(config, tmp_path, device="cpu", progress=False)
@@ -350,8 +350,8 @@ def test_a_dead_worker_is_restarted_and_its_task_played_again():
     import os
     import signal
 
-    from gomoku.training.messages import SelfPlayTask
-    from gomoku.training.pool import WorkerPool
+    from gomoku.training.backends.messages import SelfPlayTask
+    from gomoku.training.backends.pool import WorkerPool
     from nets import NetConfig, build_net
 
     config = load_config("configs/smoke.yaml", ["selfplay.workers=2", "selfplay.runtime=torch",

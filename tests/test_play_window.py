@@ -16,7 +16,7 @@ os.environ["SDL_AUDIODRIVER"] = "dummy"
 os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
 pygame = pytest.importorskip("pygame")
 
-from gomoku.ui.ai import SearchState  # noqa: E402
+from gomoku.ui.thinking import SearchState  # noqa: E402
 from gomoku.ui.app import FALLBACK_SPEC, PlayApp, SetupError  # noqa: E402
 from gomoku.ui.layout import BASE_SIZE  # noqa: E402
 from gomoku.ui.session import WHITE, Author  # noqa: E402

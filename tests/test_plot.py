@@ -1,4 +1,4 @@
-"""The training-curves plot (gomoku/training/plot.py, scripts/plot.py): matplotlib on Agg, headless."""
+"""The training-curves plot (gomoku/lab/plot.py, scripts/plot.py): matplotlib on Agg, headless."""
 
 import json
 import os
@@ -12,9 +12,9 @@ pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
 
 from gomoku.training.metrics import IterationRecord  # noqa: E402
-from gomoku.training.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
+from gomoku.lab.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
                                   moving_average, plot_metrics, smoothing_window)
-from tests.fakes import load_script  # noqa: E402
+from tests.fakes import checkout_env, load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRAINING_KEYS = ("loss", "policy_loss", "value_loss", "entropy", "kl", "explained_var_old", "explained_var_new")
@@ -124,7 +124,7 @@ def test_config_adds_reference_lines(tmp_path):
     (tmp_path / "config.yaml").write_text("board: {width: 9, height: 9}\ntrain: {kl_targ: 0.02}\n")
     out = plot_metrics(tmp_path)
     assert out.is_file()
-    from gomoku.training.plot import load_config
+    from gomoku.lab.plot import load_config
     axes = build_figure(synthetic_records(6), config=load_config(tmp_path)).get_axes()
     assert "uniform over 81 moves" in [t.get_text() for t in axes[1].get_legend().get_texts()]
     assert "KL target 0.02" in [t.get_text() for t in axes[3].get_legend().get_texts()]
@@ -148,7 +148,7 @@ def test_moving_average_and_window():
 
 
 def test_script_from_repo_root_and_its_errors(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = checkout_env()
     run = tmp_path / "run"
     write_metrics(run, synthetic_records(10))
     script = str(REPO_ROOT / "scripts" / "plot.py")
@@ -176,12 +176,12 @@ def test_help_says_the_description_once(capsys):
 
 def test_import_gomoku_imports_no_plotting():
     code = ("import sys, gomoku, gomoku.training\n"
-            "assert not {'matplotlib', 'pygame', 'gomoku.training.plot'} & set(sys.modules), sys.modules.keys()")
+            "assert not {'matplotlib', 'pygame', 'gomoku.lab.plot'} & set(sys.modules), sys.modules.keys()")
     subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True, timeout=60)
 
 
 def test_out_folder_or_no_suffix_prints_the_file_written(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = checkout_env()
     run = tmp_path / "run"
     write_metrics(run, synthetic_records(6))
     (tmp_path / "pics").mkdir()
@@ -211,7 +211,7 @@ def test_huge_values_and_damaged_lines_are_skipped_and_named(tmp_path, caplog):
     path = write_metrics(tmp_path, records)
     text = path.read_text().splitlines(keepends=True)
     path.write_text("".join(text[:20]) + "garbage\n" + "".join(text[20:]))  # line 21
-    with caplog.at_level(logging.WARNING, logger="gomoku.training.plot"):
+    with caplog.at_level(logging.WARNING, logger="gomoku.lab.plot"):
         out = plot_metrics(tmp_path)
     assert imread(out).shape[:2] == DEFAULT_SIZE[::-1]
     assert f"{path}: skipped line(s) 21: not metrics records" in caplog.text

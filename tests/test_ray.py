@@ -105,9 +105,9 @@ def test_killed_actor_on_a_second_node_and_a_lost_node():
     run returns at least the games asked for, every game counted once."""
     import ray
 
-    from gomoku.training.bench import local_ray_cluster
-    from gomoku.training.messages import EvalTask, SelfPlayTask
-    from gomoku.training.ray_backend import RayPool
+    from gomoku.lab.bench import local_ray_cluster
+    from gomoku.training.backends.messages import EvalTask, SelfPlayTask
+    from gomoku.training.backends.ray_backend import RayPool
     from nets import NetConfig, build_net
 
     pool = None
@@ -170,8 +170,8 @@ def test_an_address_with_no_cluster_is_a_quick_error():
 
     import ray
 
-    from gomoku.training.messages import WorkerError
-    from gomoku.training.ray_session import check_reachable, start_ray
+    from gomoku.training.backends.messages import WorkerError
+    from gomoku.training.backends.ray_session import check_reachable, start_ray
 
     with socket.socket() as held:  # a port bound here but not listening: connections are refused
         held.bind(("127.0.0.1", 0))

@@ -76,7 +76,7 @@ def test_matches_reference_search(noise, moves):
     ref = ReferenceMCTS(HashEvaluator(), n_playout=150, noise=noise, rng=np.random.default_rng(3))
     fast = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=150, noise=noise),
                        rng=np.random.default_rng(3))
-    np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
+    np.testing.assert_array_equal(ref.search(board).visits, fast.search([board])[0].visits)
 
 
 def test_matches_reference_on_other_shapes():
@@ -84,7 +84,7 @@ def test_matches_reference_on_other_shapes():
         board = Board(width, height, n)
         ref = ReferenceMCTS(HashEvaluator(), n_playout=120, rng=np.random.default_rng(0))
         fast = BatchedMCTS(HashEvaluator(), *parts(width, height, n, n_playout=120))
-        np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
+        np.testing.assert_array_equal(ref.search(board).visits, fast.search([board])[0].visits)
 
 
 def test_batched_trees_match_single_trees():
@@ -229,7 +229,7 @@ def test_pure_mcts_matches_the_reference_rollout_search():
     board = Board.from_moves([40, 41, 31])
     ref = ReferenceMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), n_playout=300)
     fast = BatchedMCTS(RolloutEvaluator(9, 9, 5, np.random.default_rng(7)), *parts(9, 9, 5, n_playout=300))
-    np.testing.assert_array_equal(ref.search(board), fast.search([board])[0].visits)
+    np.testing.assert_array_equal(ref.search(board).visits, fast.search([board])[0].visits)
 
 
 # ---------------------------------------------------------------- forced moves (exact rules)

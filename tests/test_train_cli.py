@@ -110,7 +110,7 @@ def test_the_end_line_says_how_to_train_on_past_the_limit_that_stopped_the_run(t
              overrides: tuple[str, ...] = ()) -> str:
         pipeline = SimpleNamespace(stop_reason="(why)", games_played=games, wall_time=wall_s,
                                    config=load_config(SMOKE, list(overrides)))
-        pipeline.stopped_by = TrainPipeline._stop_limit(pipeline, target, 1)  # as run() finds it
+        pipeline.stopped_by = target.limit_met(games, wall_s, 1)  # as run() finds it
         last = end_message(pipeline, tmp_path, target, max_minutes).splitlines()[-1]
         assert last.startswith("no best.pt yet: ") and " (train longer: the same command with --resume" in last
         return last.partition("--resume")[2]
@@ -235,7 +235,7 @@ def test_a_bad_set_value_on_resume_and_in_an_ablation_variant(tmp_path, train, c
             signal.signal(number, handler)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "override 'search.n_playout=[': the value is not valid YAML" in err[0]
-    from gomoku.training.ablation import Variant, run_ablation
+    from gomoku.lab.ablation import Variant, run_ablation
 
     for minutes, seed, message in ((float("nan"), 0, "minutes must be a finite number > 0"),
                                    (1.0, -1, "seed must be in 0..4294967295, got -1")):
@@ -357,12 +357,12 @@ def test_the_bar_ticks_each_second_on_a_terminal_only(monkeypatch):
 def test_the_banner_says_games_at_once_and_the_default_run_directory_as_the_docs_show_it(tmp_path, monkeypatch):
     """"2 worker processes, 16 games each" while each played 8 of the iteration's 16 (16 is how many
     it plays at once); the default run directory was printed as a full path, the docs show runs/9x9."""
-    from gomoku.training.actors import selfplay_description
+    from gomoku.training.backends.actors import selfplay_description
 
     config = load_config("configs/9x9.yaml", ["selfplay.workers=2", "selfplay.runtime=torch", "selfplay.device=cpu"])
     assert "2 worker processes, 16 games at once each, nets on cpu (torch)" == selfplay_description(config, "cpu")
     script = load_script("train")
-    root = Path(script.ROOT)
+    root = Path(script.REPO_ROOT)
     monkeypatch.chdir(root)
     assert script.default_run_dir("configs/9x9.yaml") == Path("runs/9x9")
     monkeypatch.chdir(tmp_path)

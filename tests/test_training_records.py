@@ -9,7 +9,7 @@ import torch
 
 from gomoku.training.config import EvalSection, load_config
 from gomoku.training.evaluation import EvalReport, LadderState, MatchScore, judge
-from gomoku.training.messages import EvalGame, EvalResult, EvalTask, SelfPlayResult, SelfPlayTask, Weights, WorkerSpec
+from gomoku.training.backends.messages import EvalGame, EvalResult, EvalTask, SelfPlayResult, SelfPlayTask, Weights, WorkerSpec
 from gomoku.training.metrics import IterationRecord
 from gomoku.training.state import RunState
 
@@ -52,11 +52,11 @@ def test_a_metrics_line_round_trips_and_old_lines_load():
             "selfplay_s": 2.0, "selfplay_positions_per_s": 20.0, "eval": {"pure_playouts": 20, "score": 1.0},
             "wall_time": 9.5, "buffer_added": 296, "a_key_of_the_future": [1, 2]}
     record = IterationRecord.from_json(json.dumps(line))
-    assert record.iteration == 3 and record.loss is None and record.extra == {"a_key_of_the_future": [1, 2]}
+    assert record.iteration == 3 and record.train.loss is None and record.extra == {"a_key_of_the_future": [1, 2]}
     assert json.loads(record.to_json()) == line and record.get("a_key_of_the_future") == [1, 2]
     assert list(json.loads(record.to_json())) == list(line)  # the keys in the order the pipeline writes them
     old = IterationRecord.from_json('{"iteration": 1, "games": 16, "loss": 4.5}')  # an early run's line
-    assert (old.games, old.loss, old.wall_time, old.get("wall_time", 0.0)) == (16, 4.5, None, 0.0)
+    assert (old.games, old.train.loss, old.wall_time, old.get("wall_time", 0.0)) == (16, 4.5, None, 0.0)
     for bad in ("[1, 2]", '{"games": 4}', "not json"):
         with pytest.raises(ValueError):
             IterationRecord.from_json(bad)
@@ -88,7 +88,7 @@ def test_answers_add_up_and_messages_pickle(tmp_path):
 
 
 def test_a_worker_loads_a_version_once_and_plays_its_tasks():
-    from gomoku.training.worker import Worker
+    from gomoku.training.backends.worker import Worker
     from nets import NetConfig, build_net
 
     config = load_config("configs/smoke.yaml", ["selfplay.runtime=torch", "search.n_playout=4",

@@ -13,11 +13,12 @@ import pytest
 import gomoku.ui
 from gomoku.game.board import Board
 from gomoku.players import parse_point
-from gomoku.ui.ai import (NO_MOVE, SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Analysis, MoveStats, SearchState,
-                          Strength, short_spec, spec_strength, strength_ladder, with_strength)
+from gomoku.ui.ai import (SECONDS_PLAYOUT_CAP, STRENGTH_PRESETS, Strength, short_spec, spec_strength, strength_ladder,
+                          with_strength)
 from gomoku.ui.frame import Ghost, Scene, Thinking, Tone, build_frame
 from gomoku.ui.session import (BLACK, WHITE, Author, Played, Session, SetupError, describe_undo, format_game,
                                initial_game, parse_game)
+from gomoku.ui.thinking import NO_MOVE, Analysis, MoveStats, SearchState
 
 BOARD = Board()
 
@@ -35,7 +36,7 @@ def session_with(names, authors, human=BLACK):
 
 
 def test_the_session_package_needs_no_pygame():
-    code = "import sys, gomoku.ui.session, gomoku.ui.ai, gomoku.ui.frame; assert 'pygame' not in sys.modules"
+    code = "import sys, gomoku.ui.session, gomoku.ui.ai, gomoku.ui.thinking, gomoku.ui.frame; assert 'pygame' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 

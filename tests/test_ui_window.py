@@ -12,12 +12,13 @@ import pytest
 from test_play_window import (E5, REPO_ROOT, SLOW_AI, button, click, make_app, point,  # noqa: F401
                               press, pygame, wait_thinking)
 
-from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, SearchState, Strength  # noqa: E402
+from gomoku.ui.ai import SECONDS_PLAYOUT_CAP, Strength  # noqa: E402
 from gomoku.ui.app import GAME_OVER, PlayApp, SetupError  # noqa: E402
 from gomoku.ui.frame import build_frame, status_text  # noqa: E402
 from gomoku.ui.layout import BASE_SIZE, MIN_WINDOW  # noqa: E402
 from gomoku.ui.panel import win_labels  # noqa: E402
 from gomoku.ui.session import BLACK, WHITE  # noqa: E402
+from gomoku.ui.thinking import SearchState  # noqa: E402
 from tests.fakes import load_script  # noqa: E402
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from gomoku.game.board import Board
 from gomoku.players import make_player, parse_point
-from gomoku.players.search import (CHECK_CANDIDATES, CHECK_NODES, CHECK_TIME_SHARE, UNSETTLED_CHECK_DIVISOR,
-                                   AlphaZeroPlayer)
+from gomoku.players.checks import CHECK_CANDIDATES, CHECK_NODES, CHECK_TIME_SHARE, UNSETTLED_CHECK_DIVISOR
+from gomoku.players.search import AlphaZeroPlayer
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.threats import NO_MOVE, ThreatResult, ThreatStatus, VcfSolver
 from gomoku.tactics.vct import DEFAULT_VCT_NODES, VctSolver
@@ -394,11 +394,11 @@ def test_the_final_check_looks_past_the_first_candidates_when_all_are_lost():
     player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
     assert player.final_check_nodes(board, None) == CHECK_NODES
     result = visited(board, [*lost, "E3"])
-    player.final_check(board, result, None, CHECK_NODES)
+    result = player.final_check(board, result, None, CHECK_NODES)
     assert result.refuted == tuple(parse_point(board, name) for name in lost)
     assert result.best_move() == parse_point(board, "E3")
     unseen = visited(board, lost)
-    player.final_check(board, unseen, None, CHECK_NODES)
+    unseen = player.final_check(board, unseen, None, CHECK_NODES)
     assert unseen.refuted == () and unseen.best_move() == parse_point(board, "E6")
 
 
@@ -425,10 +425,9 @@ def test_the_final_checks_past_the_first_candidates_spend_one_candidates_budget_
 
     for extra, found in ((100, True), (500, False)):
         player = AlphaZeroPlayer(UniformEvaluator(), n_playout=20)
-        player._checker, player._checker_shape = Stand(moves[11], extra), (9, 9, 5)
-        result = visited(board, names)
-        player.final_check(board, result, None, 1000)
-        checked = player._checker.checked
+        player.checks.solver, player.checks.shape = Stand(moves[11], extra), (9, 9, 5)
+        result = player.final_check(board, visited(board, names), None, 1000)
+        checked = player.checks.solver.checked
         if found:  # 3 extra checks of 100 nodes, then the safe one
             assert checked == moves and result.best_move() == moves[11]
         else:  # two extra checks of 500 spend the 1,000: the safe move is not reached
@@ -496,9 +495,9 @@ def test_an_interrupted_final_check_keeps_the_moves_it_proved_lost():
     # The stop comes after the check has found that the most visited move leaves Black a VCT,
     # while it checks the next one: the first is passed over all the same, for the next, unproved.
     board, losing, stopping, player = blind_player(DEFAULT_VCT_NODES)
-    player._check_solve(None, lambda solver, cells: None, board, None)  # builds the checks' solver
+    player.checks.solve(None, lambda solver, cells: None, board, None)  # builds the checks' solver
     stopped, checked = [False], []
-    solve, before = player._checker.solve, cells_after(GAME_B4, 13)
+    solve, before = player.checks.solver.solve, cells_after(GAME_B4, 13)
 
     def solve_then_stop(cells, attacker, max_nodes=None):
         placed = np.flatnonzero(cells != before).tolist()  # a candidate's check: its stone (none before the search)
@@ -507,7 +506,7 @@ def test_an_interrupted_final_check_keeps_the_moves_it_proved_lost():
         stopped[0] = stopped[0] or bool(placed)  # after the first candidate, the next solve stops at its first node
         return answer
 
-    player._checker.solve = solve_then_stop
+    player.checks.solver.solve = solve_then_stop
     result = player.analyse(board, should_stop=lambda: stopped[0])
     assert checked == [losing, stopping] and result.visits.argmax() == losing
     assert result.refuted == (losing,) and result.best_move() == stopping
@@ -529,8 +528,8 @@ def test_the_solvers_answers_are_pinned():
     import json
 
     from gomoku.players.classical import board_cells
-    from gomoku.training.bench_common import BenchSettings
-    from gomoku.training.bench_threats import game_positions
+    from gomoku.lab.bench_common import BenchSettings
+    from gomoku.lab.bench_threats import game_positions
 
     solver = VctSolver(Geometry(9, 9, 5), 1000)
     answers, defended = [], 0

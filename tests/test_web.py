@@ -24,7 +24,7 @@ from tests.fakes import TACTICS_KEYS, load_script, parts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODEL = REPO_ROOT / "models" / "9x9.pt"  # a residual tower with pooled heads
-FC_MODEL = REPO_ROOT / "models" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
+FC_MODEL = REPO_ROOT / "docs" / "results" / "runs" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
 HARNESS = REPO_ROOT / "gomoku" / "web" / "harness.js"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the page's scripts run under node)")
@@ -39,7 +39,7 @@ MUST_BLOCK = [23, 40, 36, 31, 70, 22, 49, 13]
 BOTH_FOUR = [36, 72, 37, 73, 38, 74, 39, 75]
 MIDGAME = [52, 25, 50, 49, 41, 59, 32, 23, 22, 42, 40, 39, 29, 69, 79, 31]
 LONG_VCF = [52, 38, 33, 29, 42, 47, 20, 65, 22, 69, 56, 32, 24, 51, 23, 21, 25, 26, 15, 6, 43, 13]
-# From a seeded heuristic game (gomoku.training.bench_threats.game_positions): the opponent would
+# From a seeded heuristic game (gomoku.lab.bench_threats.game_positions): the opponent would
 # have a VCT (continuous threats, no VCF), starting at 57, were it their move; 29 of the 54 moves
 # stop it. Then, after a move that does not (the corner), the player to move has that VCT.
 THEIR_VCT = [40, 39, 49, 31, 47, 48, 30, 50, 58, 67, 20, 10, 38, 29, 22, 14, 54, 46, 21, 23, 19, 18, 41, 15, 7,
@@ -440,8 +440,8 @@ def test_page_vct_solver_matches_python(site):
     of two seeded heuristic games and on random ones; and the defence sets of the first wins."""
     vct = pytest.importorskip("gomoku.tactics.vct")
     from gomoku.tactics.geometry import Geometry
-    from gomoku.training.bench_common import BenchSettings
-    from gomoku.training.bench_threats import game_positions
+    from gomoku.lab.bench_common import BenchSettings
+    from gomoku.lab.bench_threats import game_positions
 
     games = [list(board.moves) for board in game_positions(BenchSettings(vcf_games=2))]  # the pinned test's
     positions = [OWN_VCT, THEIR_VCT, OWN_VCF, MIDGAME] + games + random_positions(10, seed=13)
@@ -560,7 +560,7 @@ def test_page_final_check_looks_past_the_first_candidates_as_python(site):
         result = visited(board, names)
         jobs.append({"moves": moves, "visits": result.visits.tolist(), "priors": result.priors.tolist(),
                      "checkNodes": nodes})
-        AlphaZeroPlayer(UniformEvaluator(), n_playout=20).final_check(board, result, None, nodes)
+        result = AlphaZeroPlayer(UniformEvaluator(), n_playout=20).final_check(board, result, None, nodes)
         expected.append({"refuted": list(result.refuted), "bestMove": result.best_move()})
     assert run_node(site, {"finalCheck": jobs})["finalCheck"] == expected
     assert expected[0]["bestMove"] == parse_point(board, "E3") and len(expected[0]["refuted"]) == 8
@@ -912,11 +912,12 @@ def test_page_net_with_a_resnet_matches_torch(resnet_site, tmp_path):
 def test_the_export_screenshot_plays_on_the_pages_board(pooled_site, tmp_path, monkeypatch):
     """The screenshot's person (minimax) chose its moves on a 9x9 board whatever the page's: on a
     pooled 15x15 net's page its first click fell off the centre and the next position was illegal."""
-    script = load_script("export_web")
-    monkeypatch.setattr(script, "SCREENSHOT_TURNS", 1)
+    from gomoku.web import screenshot
+
+    monkeypatch.setattr(screenshot, "SCREENSHOT_TURNS", 1)
     _, site = pooled_site
     out = tmp_path / "shot.png"
-    moves = script.screenshot(site, out)
+    moves = screenshot.screenshot(site, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(moves) == 2 and moves[0] == 112  # H8, the centre of 15x15 (40 is E5's number on 9x9)
     assert Board.from_moves(moves, 15, 15).moves == moves
@@ -940,8 +941,8 @@ def test_play_web_takes_the_model_for_size_and_refuses_the_windows_options(tmp_p
     assert play.web_model(play.parse_args(["--web", "--size", "13"])) == Path("models/9x9.pt")  # then refused:
     with pytest.raises(ExportError, match="the page of models/9x9.pt plays 9x9, 15x15, not 13x13"):
         play_in_browser(Path("models/9x9.pt"), port=0, open_browser=False, size=13)
-    with pytest.raises(ExportError, match="the page of models/previous-9x9/9x9.pt plays 9x9, not 13x13"):
-        play_in_browser(Path("models/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
+    with pytest.raises(ExportError, match="the page of docs/results/runs/previous-9x9/9x9.pt plays 9x9, not 13x13"):
+        play_in_browser(Path("docs/results/runs/previous-9x9/9x9.pt"), port=0, open_browser=False, size=13)
     assert play.web_model(play.parse_args(["--web", "--model", str(MODEL), "--size", "13"])) == MODEL
 
 

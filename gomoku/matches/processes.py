@@ -1,5 +1,5 @@
 """Jobs in worker processes: how the processes start, and a pool that runs jobs in them (the
-evaluation games of ``gomoku.matches.arena``; the self-play workers of ``gomoku.training.pool``
+evaluation games of ``gomoku.matches.arena``; the self-play workers of ``gomoku.training.backends.pool``
 start the same way).
 
 ``forkserver`` where the platform has it: one server process imports torch, onnxruntime and the

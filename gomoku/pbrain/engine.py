@@ -1,4 +1,4 @@
-"""The pbrain engine: the state machine that answers the manager, the search thread, the clock.
+"""The pbrain engine: the state machine that answers the manager, and how it plays a move.
 
 ``PbrainEngine`` takes the records of ``gomoku.pbrain.protocol`` (``handle_line`` parses a raw
 line first) and calls ``write`` with each answer, so it can be tested without a subprocess;
@@ -18,29 +18,22 @@ Only freestyle is played: under a rule bit for exactly five, renju or caro, move
 
 Time: a move's clock starts when its command was read, or when the engine finished answering the
 command before it if that came later (commands piped in while START still loads the net do not
-lose their time to it). ``INFO timeout_turn`` / ``timeout_match`` / ``time_left`` (milliseconds) set each move's
-budget: ``min(turn, time_left / (moves left + MOVES_LEFT_RESERVE))``, of which the search plans
-to use all but a margin for the answer (``think_seconds``). The search players (pure and az) have
+lose their time to it). The INFO values set each move's budget (``gomoku.pbrain.budget``: also the
+search tree's and the evaluation cache's memory). The search players (pure and az) have
 no playout cap unless one was asked for (``--playouts``): the clock ends the search, or the move
 being decided (one move left by the forced-move, win and VCF rules, or a visit lead the time
 left cannot overturn: ``gomoku.players.search.decided``). The az player keeps its tree from one
 move to the next while the game goes on. The search runs on its own thread in short rounds
 (checked by the player between rounds, ``SearchPlayer.analyse``; once the planned time is up or
 the engine stops it, the threat checks of the round running give up, so a round ends within about
-a playout's time: ``mcts.rules``); should a round still be running at the hard deadline (a
-machine so loaded that one round takes that long), the engine answers with the best move of the
-rounds done (a heuristic move when there is none) and stops the thread, which ends its round in
-the background; the next command waits for that before it is handled.
+a playout's time: ``gomoku.tactics.rules``); should a round still be running at the hard deadline,
+the engine answers with the best move of the rounds done (a heuristic move when there is none:
+``gomoku.pbrain.searching``); the next command waits for that round to end before it is handled.
 Without any clock the search runs a fixed number of playouts (``Loaded.untimed_playouts``).
 
 Garbage collection: at START, once the player is loaded, a full collection runs and the objects
 alive are moved out of the collector's reach (``freeze_loaded_objects``), so that no collection
 in the middle of a move walks them all.
-
-Memory: the search tree is bounded by ``DEFAULT_TREE_BYTES``, or less under ``INFO max_memory``
-(what is left of it once the player is loaded, ``TREE_SHARE`` of that); a playout cap is lowered
-to fit.
-The evaluation cache gets at most ``CACHE_SHARE`` of the tree's budget.
 
 The net runs on onnxruntime (like the players) with one thread unless told otherwise
 (``EngineOptions.threads``): several threads fighting other processes for the cores made single
@@ -52,13 +45,14 @@ from __future__ import annotations
 import gc
 import logging
 import math
-import os
 import threading
 import time
 from typing import Callable
 
 import gomoku.tactics.compiled as compiled
 from gomoku.game.board import EMPTY, MAX_SIZE, Board, other
+from gomoku.pbrain import budget
+from gomoku.pbrain.budget import CACHE_SHARE, MAX_INFO_NUMBER, resident_bytes
 from gomoku.pbrain.loader import EngineOptions, Players
 from gomoku.pbrain.protocol import (ABOUT, MIN_SIZE, N_IN_ROW, About, BadInfo, Begin, Blank, BoardBegin,
                                     Done, End, Info, Malformed, NotAStone, ProtocolError, Restart, Stone,
@@ -66,41 +60,13 @@ from gomoku.pbrain.protocol import (ABOUT, MIN_SIZE, N_IN_ROW, About, BadInfo, B
                                     format_message, format_move, format_unknown, move_at, parse_command, parse_line,
                                     parse_stones, rebuild_board, result_text, unsupported_rule, xy)
 from gomoku.pbrain.protocol import Start as StartRecord
+from gomoku.pbrain.searching import timed_search
 from gomoku.players import winning_points
-# The search tree's memory without INFO max_memory; playouts per search round under a clock.
-from gomoku.players.search import DEFAULT_TREE_BYTES, TIMED_ROUND_PLAYOUTS
 from mcts.evaluators import CachedEvaluator, cache_entry_bytes
 
 log = logging.getLogger(__name__)
 
-# Time management (all limits from the manager are in milliseconds).
-MARGIN_SHARE = 0.1  # the search plans to end this share of the budget before it...
-MIN_MARGIN = 0.05  # ...and at least this many seconds before (the reply, pipes, the manager)
-HARD_SHARE = 0.05  # answer this share of the budget before it whatever the search is doing...
-HARD_MIN = 0.03  # ...and at least this many seconds before
-MIN_THINK = 0.01  # never plan fewer seconds than this (one search round still runs)
-FAST_TURN = 0.1  # seconds a move for INFO timeout_turn 0 ("play as fast as possible")
-MOVES_LEFT_MIN = 5  # time_left is shared over the moves left (half the empty points, in these
-MOVES_LEFT_MAX = 25  # bounds) plus this reserve
-MOVES_LEFT_RESERVE = 3
-MAX_LIMIT = 86_400.0  # seconds: a larger limit (INFO timeout_turn 10**20) is read as this
-# INFO numbers (ms, bytes) are stored within +-this: a larger one (10**400) overflows float maths.
-MAX_INFO_NUMBER = 2**53
-TREE_SHARE = 0.8  # of the memory INFO max_memory leaves once the player is loaded, for the search tree
-MIN_TREE_BYTES = 8 * 2**20  # never less (a max_memory below what the process already takes)
-CACHE_SHARE = 0.25  # the evaluation cache may take this share of the tree's budget on top of it
 ENDING_SECONDS = 0.5  # the search of a command that END already follows, without a clock (answer, then exit)
-
-
-def resident_bytes() -> int:
-    """The process's resident memory now (its peak where /proc is missing)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def freeze_loaded_objects() -> None:
@@ -384,16 +350,9 @@ class PbrainEngine:
         return int(move)
 
     def time_limit(self, board: Board) -> float | None:
-        """The seconds this move may take by the manager's clock, or None without a limit:
-        ``min(turn, time_left / (moves left + MOVES_LEFT_RESERVE))``."""
-        limits = []
-        if self.timeout_turn is not None and self.timeout_turn >= 0:
-            limits.append(self.timeout_turn / 1000 if self.timeout_turn > 0 else FAST_TURN)
-        if self.time_left is not None and self.timeout_match != 0:  # timeout_match 0: no match limit
-            empties = len(board.availables)
-            moves_left = min(MOVES_LEFT_MAX, max(MOVES_LEFT_MIN, math.ceil(empties / 2)))
-            limits.append(max(self.time_left, 0) / 1000 / (moves_left + MOVES_LEFT_RESERVE))
-        return min(min(limits), MAX_LIMIT) if limits else None
+        """The seconds this move may take by the manager's clock, or None without a limit
+        (``budget.time_limit``)."""
+        return budget.time_limit(self.timeout_turn, self.timeout_match, self.time_left, len(board.availables))
 
     def move_seconds(self, board: Board) -> float | None:
         """``time_limit``, or ``ENDING_SECONDS`` without one when END already follows the command."""
@@ -402,20 +361,15 @@ class PbrainEngine:
 
     def think_seconds(self, board: Board) -> float | None:
         """Seconds the search plans to spend on this move, or None when no time limit was set."""
-        limit = self.move_seconds(board)
-        return None if limit is None else max(MIN_THINK, limit - max(MIN_MARGIN, MARGIN_SHARE * limit))
+        return budget.think_seconds(self.move_seconds(board))
 
     def answer_seconds(self, board: Board) -> float | None:
         """Seconds after which the engine answers whatever the search is doing (None: no limit)."""
-        limit = self.move_seconds(board)
-        return None if limit is None else max(MIN_THINK, limit - max(HARD_MIN, HARD_SHARE * limit))
+        return budget.answer_seconds(self.move_seconds(board))
 
     def tree_bytes(self) -> int:
-        """The search tree's memory budget: the default, lowered by INFO max_memory (0: no limit;
-        a larger one does not raise it: a tree past the machine's memory fails to allocate)."""
-        if not self.max_memory or self.max_memory <= 0:
-            return DEFAULT_TREE_BYTES
-        return max(MIN_TREE_BYTES, min(DEFAULT_TREE_BYTES, int(TREE_SHARE * (self.max_memory - self._base_memory))))
+        """The search tree's memory budget (``budget.tree_bytes``)."""
+        return budget.tree_bytes(self.max_memory, self._base_memory)
 
     def _limit_memory(self) -> None:
         """The tree within ``tree_bytes()``, and the evaluation cache within a quarter of that
@@ -456,41 +410,13 @@ class PbrainEngine:
 
     def _timed_search(self, player, board: Board, seconds: float | None, answer_by: float | None,
                       playouts: int | None = None):
-        """Search on a thread; the statistics at the end, or after the last round done when the
-        hard deadline comes first (None when not even one round was done by then)."""
+        """The search on a thread (``searching.timed_search``), ``seconds`` and ``answer_by`` from
+        when the command was received; a round left running at the deadline is kept to finish."""
         soft = None if seconds is None else self._received_at + seconds
         hard = None if answer_by is None else self._received_at + answer_by
-        stop = self._search_stop = threading.Event()
-        rounds: list = []  # the statistics after the last finished round
-        outcome: dict = {}
-
-        def should_stop() -> bool:
-            return stop.is_set() or (self.stop_event is not None and self.stop_event.is_set())
-
-        time_left = None if soft is None else (lambda: soft - self.clock())
-
-        def run() -> None:
-            try:
-                outcome["result"] = player.analyse(board.copy(), on_progress=rounds.append, should_stop=should_stop,
-                                                   time_left=time_left, playouts=playouts)
-            except BaseException as error:  # handed to the engine's thread
-                outcome["error"] = error
-
-        if seconds is not None:
-            player.ROUND_PLAYOUTS = getattr(player, "timed_round_playouts", TIMED_ROUND_PLAYOUTS)
-        thread = threading.Thread(target=run, name="pbrain-search", daemon=True)
-        thread.start()
-        self._search_thread = thread
-        thread.join(None if hard is None else max(0.0, hard - self.clock()))
-        if thread.is_alive():
-            stop.set()
-            log.info("the search round was still running at the deadline: answering with %d rounds done",
-                     len(rounds))
-            return rounds[-1] if rounds else None
-        self._search_thread = None
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["result"]
+        search = timed_search(player, board, self.clock, soft, hard, playouts, self.stop_event)
+        self._search_thread, self._search_stop = search.thread, search.stop
+        return search.result
 
     def _finish_search(self, timeout: float | None = None) -> None:
         """Wait for a search left running at a deadline (it stops at the end of its round)."""

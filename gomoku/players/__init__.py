@@ -57,7 +57,7 @@ PLAYER_SPECS_HELP = """\
   heuristic                one-ply window heuristic (takes wins, blocks fours)
   minimax:DEPTH            alpha-beta search, DEPTH 1 to 8 plies (3: milliseconds a move, 6: about a second)
   ab:DEPTH                 alpha-beta with threat extensions and the VCF solver, DEPTH >= 1 plies
-                           (the classical yardstick, docs/ladder.md; a node budget bounds every depth)
+                           (the classical yardstick, docs/results/ladder.md; a node budget bounds every depth)
   ab:DEPTH:vct             the same with the VCT solver too: attacks and defends with threes
   pure:PLAYOUTS            pure MCTS with random rollouts
   pure:TIME                pure MCTS for TIME a move (e.g. 1s, 500ms; no playout cap)

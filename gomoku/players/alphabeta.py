@@ -44,7 +44,7 @@ TOP_K = 10  # candidates searched per inner node, the best by the window score
 ROOT_TOP_K = 20  # candidates at the root (and those checked against the opponent's threats)
 VCF_NODES = 1_000  # the VCF solver's budget per call at the root
 HORIZON_VCF_NODES = 100  # its budget at the horizon (every leaf where the side to move has a three)
-VCT_NODES = 20_000  # ``ab:DEPTH:vct``: the VCT solver's budget per call at the root (docs/ladder.md)
+VCT_NODES = 20_000  # ``ab:DEPTH:vct``: the VCT solver's budget per call at the root (docs/results/ladder.md)
 # With a seed, while fewer than OPENING_STONES stones are on the board the player picks among
 # the moves valued within OPENING_MARGIN of the best (and its first stone near the centre).
 OPENING_STONES = 6
@@ -68,7 +68,7 @@ class ThreatSolver(Protocol):
 def default_solvers(geometry: Geometry, vct_nodes: int = 0) -> list[ThreatSolver]:
     """The threat solvers of the ab player, cheapest first: the VCF solver, and with ``vct_nodes``
     > 0 (``ab:DEPTH:vct``) the VCT solver at that budget, which adds wins and refutations with
-    threes (docs/ladder.md). None for lines shorter than ``MIN_N_IN_ROW`` (no threats there)."""
+    threes (docs/results/ladder.md). None for lines shorter than ``MIN_N_IN_ROW`` (no threats there)."""
     if geometry.n_in_row < MIN_N_IN_ROW:
         return []
     vcf_solver, vct_solver = tactics_solvers()  # the compiled ones (the reference's answers)

@@ -1,6 +1,7 @@
 """The search-based players: pure MCTS and the AlphaZero player (net-guided MCTS).
 
-Both run the same array-based search from ``mcts``; they differ only in the evaluator.
+Both run the same array-based search from ``mcts``; they differ only in the evaluator, and the
+AlphaZero player's deep threat checks around its search (``gomoku.players.checks``).
 """
 
 from __future__ import annotations
@@ -13,37 +14,22 @@ from typing import Callable
 
 import numpy as np
 
-from gomoku.game.board import Board, other
-from gomoku.players.classical import Player, board_cells, winning_points
-from gomoku.tactics import (COMPILED, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, Geometry, RolloutEvaluator,
-                            TacticsConfig, TacticsSettings, make_rules, solvers)
-from gomoku.tactics.threats import MIN_N_IN_ROW, NO_MOVE, Interrupted, ThreatStatus
-from gomoku.tactics.vct import VctSolver
+from gomoku.game.board import Board
+from gomoku.players.checks import CHECK_NODES, CHECK_TIME_SHARE, ThreatChecks
+from gomoku.players.classical import Player
+from gomoku.tactics import (COMPILED, DEFAULT_VCF_NODES, DEFAULT_VCT_NODES, NO_TACTICS, RolloutEvaluator,
+                            TacticsConfig, TacticsSettings, make_rules)
+from gomoku.tactics.threats import NO_MOVE
 from mcts import BatchedMCTS, SearchConfig, SearchResult, SearchSettings, UniformEvaluator
 from mcts.evaluators import CachedEvaluator
 from mcts.search import CAPACITY_PER_PLAYOUT
 
 PLAYER_VCT_LEAF_DEPTH = 2  # the az player's VCT leaf checks (gomoku.tactics.rules; docs/threats.md: ~1.4x a move)
-# The az player's deep checks (docs/threats.md), before and after its search: a VCT of its own
-# found within CHECK_NODES nodes is played at once; when the opponent, were it their move, has one
-# (the final check), the most visited moves (at most CHECK_CANDIDATES) are tried in turn and the
-# first after which it has none is played; when all of them are lost, the other visited moves are
-# tried too, until these extra checks have spent one candidate's budget in all (docs/threats.md,
-# "Are 8 candidates enough?"). When that solve runs out of budget, the candidates are
-# still tried, at CHECK_NODES // UNSETTLED_CHECK_DIVISOR each: a move can make the opponent's VCT
-# short enough to find (docs/threats.md); likewise when the clock stops that solve.
-# Under a clock the two solves before the search may take CHECK_TIME_SHARE of the move's time (the
-# first half of it at most), and when the final check fires the search leaves that share to the
-# candidates' checks.
-CHECK_NODES = 400_000  # chosen by measurement: docs/threats.md, "The check's budget"
-CHECK_CANDIDATES = 8
-UNSETTLED_CHECK_DIVISOR = 4
-CHECK_TIME_SHARE = 0.25
 
 log = logging.getLogger(__name__)
 
 PURE_C_PUCT = 5.0
-PLAYER_C_PUCT = 5.0  # the az player's PUCT exploration weight (2.5 measured no stronger: docs/ladder.md)
+PLAYER_C_PUCT = 5.0  # the az player's PUCT exploration weight (2.5 measured no stronger: docs/results/ladder.md)
 
 
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
@@ -201,7 +187,7 @@ class SearchPlayer(Player):
                 result = search.search([board], n_playout=step, keep_tree=True, stop=round_stop)[0]
                 now = time.perf_counter()
                 done += step
-                result.playouts = done
+                result = replace(result, playouts=done)
                 if on_progress is not None:
                     on_progress(result)
                 if should_stop is not None and should_stop():
@@ -215,9 +201,8 @@ class SearchPlayer(Player):
                     if self.early_stop and decided(result, min(limit - done, done / (now - started) * left)):
                         log.debug("%s: decided after %d playouts", self.name, done)
                         break
-            result.playouts = done
         if check_nodes:
-            self.final_check(board, result, interrupt, check_nodes)
+            result = self.final_check(board, result, interrupt, check_nodes)
         self.last_result = result
         return result
 
@@ -231,8 +216,9 @@ class SearchPlayer(Player):
         return 0
 
     def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None,
-                    nodes: int) -> None:
-        """Set ``result.refuted`` to the moves to pass over (see AlphaZeroPlayer)."""
+                    nodes: int) -> SearchResult:
+        """``result`` with the moves to pass over ``refuted`` (none here: see AlphaZeroPlayer)."""
+        return result
 
     def get_action(self, board: Board) -> int:
         return self.analyse(board).best_move()
@@ -258,7 +244,8 @@ def proven_win(board: Board, move: int) -> SearchResult:
     no playouts."""
     visits = np.zeros(board.width * board.height)
     visits[move] = 1.0
-    return SearchResult(visits=visits, priors=visits.copy(), value=1.0, playouts=0)
+    q = np.where(visits > 0, 1.0, np.nan)
+    return SearchResult(visits=visits, priors=visits.copy(), value=1.0, playouts=0, q=q, lines=((move,),))
 
 
 def _interrupt(should_stop: Callable[[], bool] | None,
@@ -320,11 +307,15 @@ class AlphaZeroPlayer(SearchPlayer):
         self.evaluator = evaluator
         self.net_config = None  # set when loaded from a checkpoint: the board sizes the net plays
         self.n_in_row: int | None = None  # likewise: the rule it was trained for
-        self.check_nodes = check_nodes if tactics.vct else 0  # VCT needs VCF, which needs forced moves
-        self._checker: VctSolver | None = None  # the deep checks' solver, for boards of _checker_shape
-        self._checker_shape: tuple[int, int, int] | None = None
+        # The deep checks (check_nodes a solve): VCT needs VCF, which needs forced moves.
+        self.checks = ThreatChecks(check_nodes if tactics.vct else 0, tactics.tactics)
         super().__init__(name or f"az:{spec_amount(n_playout, seconds)}", lambda board, rng: evaluator, config, seed,
                          seconds, n_playout, tactics)
+
+    @property
+    def check_nodes(self) -> int:
+        """The deep checks' budget of one solve (0: off)."""
+        return self.checks.nodes
 
     @classmethod
     def searching_as(cls, evaluator, settings: SearchSettings, n_playout: int, seed: int | None = None,
@@ -337,84 +328,22 @@ class AlphaZeroPlayer(SearchPlayer):
                    vct=settings.vct, vct_nodes=settings.vct_nodes, tactics=settings.tactics, **kwargs)
 
     def deep_win(self, board: Board, stop: Callable[[], bool] | None) -> int:
-        """The first check (``check_nodes`` > 0, with ``vct``): the first move of a VCT of the player
-        to move found within ``check_nodes`` (NO_MOVE: none found, or stopped). The root's rules
-        play a VCT found within ``vct_nodes``; this one looks further, and a win found is played
-        without a search."""
-        return self._check_solve(stop, lambda solver, cells: solver.solve(cells, board.current_player).move,
-                                 board, NO_MOVE)
+        """The first check (``ThreatChecks.own_win``): a VCT of its own, played without a search."""
+        return self.checks.own_win(board, stop)
 
     def final_check_nodes(self, board: Board, stop: Callable[[], bool] | None) -> int:
-        """The final check's trigger (``check_nodes`` > 0, with ``vct``): one solve, would the
-        opponent have a VCT were it their move? Found within ``check_nodes``: the check runs at
-        ``check_nodes`` a candidate; out of budget: at ``check_nodes // UNSETTLED_CHECK_DIVISOR``
-        (a move may leave it a VCT short enough to find); proved none: no check (0), as a stone
-        never gives the opponent a VCT. The root's rules stop only VCTs found within ``vct_nodes``.
-        A solve that ``stop`` ends (under a clock: past its share of the time) is unsettled too:
-        a threat that takes long to prove may still have a short refutation of the move played."""
-        status = self._check_solve(stop, lambda solver, cells: solver.solve(cells, other(board.current_player)).status,
-                                   board, ThreatStatus.NO_WIN, stopped=ThreatStatus.UNKNOWN)
-        if status is ThreatStatus.WIN:
-            return self.check_nodes
-        if status is ThreatStatus.UNKNOWN:
-            return max(1, self.check_nodes // UNSETTLED_CHECK_DIVISOR)
-        return 0
+        """The final check's budget per candidate (``ThreatChecks.threat_budget``)."""
+        return self.checks.threat_budget(board, stop)
 
     def final_check(self, board: Board, result: SearchResult, stop: Callable[[], bool] | None,
-                    nodes: int) -> None:
-        """Pass over the most visited moves after which the opponent has a VCT found within
-        ``nodes``, to the first after which it has none (a check out of budget counts as none).
-        The first ``CHECK_CANDIDATES`` are checked; when all of them are lost, the other visited
-        moves in turn, until these extra checks have spent ``nodes`` in all. None found: the
-        most visited move stays. An interrupted check keeps what it proved: the moves found lost
-        are passed over, to the one it was checking (a move not proved lost)."""
-        ranked = result.ranked_moves()  # in the order best_move takes them
-        ranked = ranked[result.visits[ranked] > 0]
-        me = board.current_player
-        if ranked.size <= 1 or int(ranked[0]) in winning_points(board, me):
-            return
-        lost: list[int] = []  # the candidates checked so far, each leaving the opponent a VCT
-        ended = False  # whether the checks ended by themselves (not interrupted)
-
-        def first_safe(solver: VctSolver, cells: np.ndarray) -> int:
-            nonlocal ended
-            extra = 0  # the nodes of the checks past the first CHECK_CANDIDATES
-            for index, move in enumerate(ranked.tolist()):
-                if index >= CHECK_CANDIDATES and extra >= nodes:
-                    break
-                found = solver.after(cells, me, move, nodes)
-                if index >= CHECK_CANDIDATES:
-                    extra += found.nodes
-                if found.status is not ThreatStatus.WIN:
-                    return move
-                lost.append(move)
-            ended = True
-            return NO_MOVE
-
-        safe = self._check_solve(stop, first_safe, board, NO_MOVE)
-        if safe == NO_MOVE and not ended:  # interrupted: the next candidate, unproved
-            safe = int(ranked[len(lost)])
-        if safe != NO_MOVE and lost:
-            result.refuted = tuple(lost)
-            log.debug("%s: the final check passes over %s", self.name, result.refuted)
-
-    def _check_solve(self, stop, solve, board: Board, none, stopped=None):
-        """``solve(solver, cells)`` with the deep checks' solver for this board, stopped by
-        ``stop``; ``none`` is the answer when the checks are off (``check_nodes`` 0, or a rule
-        shorter than ``MIN_N_IN_ROW``), ``stopped`` when ``stop`` ended the solve (None: ``none``)."""
-        if not self.check_nodes or board.n_in_row < MIN_N_IN_ROW:
-            return none
-        shape = (board.width, board.height, board.n_in_row)
-        if self._checker is None or self._checker_shape != shape:
-            vct_solver = solvers(self.tactics.tactics)[1]  # compiled or reference: the same answers
-            self._checker, self._checker_shape = vct_solver(Geometry(*shape), self.check_nodes), shape
-        self._checker.stop = stop
-        try:
-            return solve(self._checker, board_cells(board))
-        except Interrupted:
-            return none if stopped is None else stopped
-        finally:
-            self._checker.stop = None
+                    nodes: int) -> SearchResult:
+        """``result`` passing over the moves after which the opponent has a VCT
+        (``ThreatChecks.refuted``)."""
+        refuted = self.checks.refuted(board, result, stop, nodes)
+        if not refuted:
+            return result
+        log.debug("%s: the final check passes over %s", self.name, refuted)
+        return replace(result, refuted=refuted)
 
     def check_board(self, board: Board) -> None:
         """Refuse a board the net does not play (``NetConfig.plays``: an fc net only the size it

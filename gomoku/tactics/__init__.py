@@ -9,7 +9,8 @@
   test, the moves a node searches with the forced-move, VCF and VCT rules, the planes);
 - ``planes``: the network's input planes; ``rollout``: the pure-MCTS random-playout evaluator;
 - ``compiled``: the same solvers and rules as numba kernels (``kernel_board``: the threat board and
-  VCF; ``kernel_vct``: the proof-number VCT; ``kernel_rules``: an inner node's moves for a batch),
+  VCF; ``kernel_vct``: the proof-number VCT; ``kernel_solve``: the
+  entry points Python calls; ``kernel_rules``: an inner node's moves for a batch),
   the default (``tactics: compiled``); the pure-Python modules above are their tested reference;
 - ``settings``: the rules' settings (``TacticsSettings``, a run's; ``TacticsConfig``, one rules
   object's), which a run's config file sets under ``search:`` beside the search's own.

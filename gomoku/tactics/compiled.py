@@ -1,6 +1,6 @@
 """The compiled threat solvers: ``VcfSolver`` and ``VctSolver`` with the reference's interface and
 answers (status, first move, nodes), each solve one call into numba kernels (``kernel_board``,
-``kernel_vct``) that run the whole search.
+``kernel_vct``, ``kernel_solve``: the entry points) that run the whole search.
 
 The kernels read the reference's own tables (windows, window classes, Zobrist keys: from
 ``ThreatBoard``), so both see a board the same way. Each solver keeps one workspace, sized for
@@ -25,6 +25,7 @@ import hashlib
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -33,6 +34,7 @@ import numpy as np
 
 import gomoku.tactics.kernel_board as kb
 import gomoku.tactics.kernel_rules as ki
+import gomoku.tactics.kernel_solve as ks
 import gomoku.tactics.kernel_vct as kv
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.rules import VCT_LEAF_NODES, FreestyleRules
@@ -47,7 +49,7 @@ WATCH_SECONDS = 0.001
 FULL_ROOM = 1 << 20
 ROOM_PER_NODE = 4
 VCT_FROM_DEPTH = 2  # the VCT leaf checks start at this depth (gomoku.tactics.rules: never at depth 1)
-KERNEL_MODULES = ("kernel_board", "kernel_vct", "kernel_rules")  # the modules numba caches
+KERNEL_MODULES = ("kernel_board", "kernel_vct", "kernel_solve", "kernel_rules")  # the modules numba caches
 _STATUS = {kv.WIN: ThreatStatus.WIN, kv.NO_WIN: ThreatStatus.NO_WIN, kv.UNKNOWN: ThreatStatus.UNKNOWN}
 
 
@@ -118,7 +120,7 @@ def warm_up() -> None:
 
 def drop_stale_cache() -> None:
     """Forget numba's cache of the kernels when their source changed since it was written: numba
-    checks only a cached function's own file, and the kernels call across three files."""
+    checks only a cached function's own file, and the kernels call across four files."""
     folder = Path(__file__).with_name("__pycache__")
     digest = hashlib.sha256(b"".join(Path(__file__).with_name(f"{m}.py").read_bytes() for m in KERNEL_MODULES))
     stamp = folder / "kernels.sha256"
@@ -209,11 +211,26 @@ class _Solver:
         budget = int(self.max_nodes if max_nodes is None else max_nodes)
         moves = np.asarray(moves, dtype=np.int64)
         stops = np.zeros(len(moves), dtype=np.bool_)
-        kernel = kv.vct_defences if self._vct else kv.vcf_defences
+        kernel = ks.vct_defences if self._vct else ks.vcf_defences
         extra = (self._budgets()[1],) if self._vct else ()  # the VCT's VCF check budget
         if self._run(budget, kernel, _cells(cells), int(defender), moves, stops, budget, *extra) == kv.STOPPED:
             raise Interrupted
         return stops
+
+    def seconds_in_kernel(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None,
+                          repeats: int = 1) -> tuple[ThreatResult, float]:
+        """``solve``'s answer and the seconds one solve takes inside the kernels (the mean of
+        ``repeats`` run in one call: as a batch of inner nodes or a defence check runs them, with no
+        call from Python each), for the bench."""
+        answer = self.solve(cells, attacker, max_nodes)  # the workspace grown to what the solve needs
+        budget = int(self.max_nodes if max_nodes is None else max_nodes)
+        vcf_nodes = self._budgets()[1] if self._vct else -1
+        start = time.perf_counter()
+        again = ks.solve_repeatedly(self._tables, self._ws, _cells(cells), int(attacker), budget, vcf_nodes, repeats)
+        seconds = (time.perf_counter() - start) / repeats
+        if _result(again) != answer:
+            raise RuntimeError(f"the repeated solve answered {_result(again)}, not {answer}")
+        return answer, seconds
 
     def _run(self, budget: int, kernel, *args):
         """``kernel(tables, workspace, *args)`` with the stop flag kept up to date, run again in a
@@ -283,8 +300,8 @@ class CompiledVcfSolver(_Solver):
         budget = int(self.max_nodes if max_nodes is None else max_nodes)
         if self.stop is None and budget <= self._budget:  # the common call: straight to the kernel
             self._meta[kb.STOP] = 0
-            return _result(kv.vcf_solve(self._tables, self._ws, _cells(cells), int(attacker), budget))
-        return _result(self._run(budget, kv.vcf_solve, _cells(cells), int(attacker), budget))
+            return _result(ks.vcf_solve(self._tables, self._ws, _cells(cells), int(attacker), budget))
+        return _result(self._run(budget, ks.vcf_solve, _cells(cells), int(attacker), budget))
 
 
 
@@ -305,7 +322,7 @@ class CompiledVctSolver(_Solver):
             return self._reference().solve(cells, attacker, max_nodes)
         _check(attacker)
         budget = int(self.max_nodes if max_nodes is None else max_nodes)
-        return _result(self._run(budget, kv.vct_solve, _cells(cells), int(attacker), budget, self.vcf_nodes))
+        return _result(self._run(budget, ks.vct_solve, _cells(cells), int(attacker), budget, self.vcf_nodes))
 
 
     def after(self, cells: np.ndarray, defender: int, move: int, max_nodes: int | None = None) -> ThreatResult:

@@ -8,7 +8,8 @@ from numba import njit
 
 from gomoku.tactics.kernel_board import (ATTACKER_FOUR, ATTACKER_THREE, DEFENDER_FOUR, board_views,
                                          empty_of_four, load, table_views, vcf_views)
-from gomoku.tactics.kernel_vct import NEEDS_ROOM, WIN, vcf_on_loaded, vct_on_views
+from gomoku.tactics.kernel_solve import vcf_loaded, vct_loaded
+from gomoku.tactics.kernel_vct import NEEDS_ROOM, WIN
 
 
 @njit(cache=True, nogil=True)  # the GIL released while it runs
@@ -42,11 +43,11 @@ def inner_moves(tables, ws, cells, to_move, depth, least, vcf_nodes, vct_from, v
         can_win[i] = mine
         if not mine and B.count[ATTACKER_THREE] > 0:
             calls[0] += 1
-            status, _, _ = vcf_on_loaded(T, B, X, vcf_nodes)
+            status, _, _ = vcf_loaded(T, B, X, vcf_nodes)
             can_win[i] = status == WIN
         if vct_from <= depth[i] <= vct_to and not can_win[i]:
             calls[1] += 1
-            status, _, _ = vct_on_views(T, B, X, ws, at, cells[i], to_move[i], vct_nodes, vcf_nodes)
+            status, _, _ = vct_loaded(T, B, X, ws, at, cells[i], to_move[i], vct_nodes, vcf_nodes)
             if status == NEEDS_ROOM:
                 return status
             can_win[i] = status == WIN

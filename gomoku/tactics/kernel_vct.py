@@ -1,6 +1,6 @@
 """The compiled VCT search: the reference's proof-number search (``gomoku.tactics.vct``) as numba
-kernels over the compiled threat board (``kernel_board``), node for node; and the entry points
-that Python calls (``vcf_solve``, ``vct_solve``, ``vcf_defences``, ``vct_defences``).
+kernels over the compiled threat board (``kernel_board``), node for node. The entry points that
+Python calls are in ``kernel_solve``.
 
 The proof-number DAG of one solve lives in the workspace (``store_views``): per node its proof and
 disproof numbers, its replies (an AND node's: a slice of ``replies``) and, once expanded, its
@@ -28,7 +28,7 @@ INFINITE = 1 << 40  # the proof or disproof number of a solved node
 LARGEST = INFINITE - 1  # the cap of a sum of unsolved nodes' numbers
 LEAF_VCF_NODES = 40  # the VCF check's budget at each new position of the attacker's to move
 WIN, NO_WIN, UNKNOWN, STOPPED, NEEDS_ROOM = range(5)  # a solve's status
-_ROOM = -5  # the search's answer when the replies or children outgrew their room
+OUT_OF_ROOM = -5  # prove's answer (not a status) when the replies or children outgrew their room
 _UNDECIDED, _WON, _LOST = -1, 1, 0  # ``_status``'s answers (or EXHAUSTED / INTERRUPTED)
 
 VctScratch = namedtuple("VctScratch", ["pair_count", "pairs", "point_index", "three_points", "three_count",
@@ -39,7 +39,7 @@ Store = namedtuple("Store", ["pn", "dn", "reply_start", "reply_count", "child_st
 
 
 @njit(cache=True)
-def _vct_views(ws, at):
+def vct_views(ws, at):
     """The workspace's VCT scratch and store, from ``at`` on (after the board and VCF scratch)."""
     size, per_point = ws[H_SIZE], ws[H_PER_POINT]
     parts = []
@@ -267,7 +267,7 @@ def _new_node(Z, node, pn, dn):
 def _expand_or(T, B, X, Y, Z, node, used):
     """Children of an OR node: the attacker's threats (an AND node each), judged without placing
     their stones; a position already in the table is linked, not judged. ``used``: the nodes,
-    replies and children so far (updated). 0, or EXHAUSTED / INTERRUPTED / _ROOM."""
+    replies and children so far (updated). 0, or EXHAUSTED / INTERRUPTED / OUT_OF_ROOM."""
     size = B.cells.shape[0]
     attacker = B.meta[ATTACKER]
     Z.child_start[node] = used[2]
@@ -293,7 +293,7 @@ def _expand_or(T, B, X, Y, Z, node, used):
         sort_small(candidates, n_candidates)
     failed = 0
     if used[2] + n_candidates > Z.child_node.shape[0]:
-        failed = _ROOM
+        failed = OUT_OF_ROOM
     for c in range(n_candidates if failed == 0 else 0):
         move = candidates[c]
         key, entry, child = _table_entry(T, B, Z, attacker, move)
@@ -302,7 +302,7 @@ def _expand_or(T, B, X, Y, Z, node, used):
             if failed:
                 break
             if used[1] + size > Z.replies.shape[0]:
-                failed = _ROOM
+                failed = OUT_OF_ROOM
                 break
             made = _judge(T, B, X, Y, move, Z.replies, used[1])
             if made < 0:
@@ -331,7 +331,7 @@ def _expand_and(T, B, X, Z, node, used):
     defender = 3 - B.meta[ATTACKER]
     Z.child_start[node] = used[2]
     if used[2] + Z.reply_count[node] > Z.child_node.shape[0]:
-        return _ROOM
+        return OUT_OF_ROOM
     for r in range(Z.reply_start[node], Z.reply_start[node] + Z.reply_count[node]):
         reply = Z.replies[r]
         key, entry, child = _table_entry(T, B, Z, defender, reply)
@@ -363,7 +363,7 @@ def _expand_and(T, B, X, Z, node, used):
 @njit(cache=True)
 def prove(T, B, X, Y, Z):
     """Proof-number search from the loaded position (attacker to move), after its VCF check:
-    (WIN, its first move), (NO_WIN, NO_MOVE) or (EXHAUSTED / INTERRUPTED / _ROOM, NO_MOVE), the
+    (WIN, its first move), (NO_WIN, NO_MOVE) or (EXHAUSTED / INTERRUPTED / OUT_OF_ROOM, NO_MOVE), the
     position then not restored (reload it). The reference's loop: from the root down to a
     most-proving node, expand it, numbers back up, staying below a node while the descent from the
     root would choose it again (df-pn's thresholds, ties included)."""
@@ -425,99 +425,3 @@ def prove(T, B, X, Y, Z):
             if pn[child_node[i]] == 0:
                 return WIN, child_move[i]
     return NO_WIN, NO_MOVE
-
-
-# ---------------------------------------------------------------------------- entry points
-@njit(cache=True)
-def vct_on_views(T, B, X, ws, at, cells, attacker, budget, vcf_nodes):
-    """The VCT solve of ``attacker`` in ``cells`` over views already cut (``vct_solve``'s, and the
-    compiled rules' in ``gomoku.tactics.kernel_rules``): (status, move, nodes). The VCT's own views
-    (``at`` on in ``ws``) are cut only when its VCF check fails."""
-    load(T, B, cells, attacker)
-    B.meta[BUDGET] = budget
-    new_stamp(B)
-    move = quick(T, B, X, min(budget, vcf_nodes))
-    if move >= 0:
-        return WIN, move, B.meta[NODES]
-    if move == EXHAUSTED or move == INTERRUPTED:
-        return (UNKNOWN if move == EXHAUSTED else STOPPED), NO_MOVE, B.meta[NODES]
-    Y, Z = _vct_views(ws, at)
-    outcome, move = prove(T, B, X, Y, Z)
-    if outcome == EXHAUSTED:
-        return UNKNOWN, NO_MOVE, B.meta[NODES]
-    if outcome == INTERRUPTED:
-        return STOPPED, NO_MOVE, B.meta[NODES]
-    if outcome == _ROOM:
-        return NEEDS_ROOM, NO_MOVE, B.meta[NODES]
-    return outcome, move, B.meta[NODES]
-
-
-@njit(cache=True, nogil=True)  # the GIL released while it runs
-def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
-    """Whether ``attacker``, to move in ``cells``, has a VCT within ``budget`` nodes (its VCF check
-    first, within ``vcf_nodes``): (status, move, nodes)."""
-    B, at = board_views(ws)
-    X, at = vcf_views(ws, at)
-    return vct_on_views(table_views(tables), B, X, ws, at, cells, attacker, budget, vcf_nodes)
-
-
-@njit(cache=True)
-def vcf_on_loaded(T, B, X, budget):
-    """The VCF solve of the position already loaded in ``B`` (its attacker to move), within
-    ``budget`` nodes: (status, move, nodes)."""
-    B.meta[NODES] = 0
-    B.meta[BUDGET] = budget
-    new_stamp(B)
-    move = vcf(T, B, X)
-    if move == EXHAUSTED:
-        return UNKNOWN, NO_MOVE, B.meta[NODES]
-    if move == INTERRUPTED:
-        return STOPPED, NO_MOVE, B.meta[NODES]
-    return (NO_WIN if move == NO_MOVE else WIN), move, B.meta[NODES]
-
-
-@njit(cache=True, nogil=True)  # the GIL released while it runs
-def vcf_solve(tables, ws, cells, attacker, budget):
-    """Whether ``attacker``, to move in ``cells``, has a VCF within ``budget`` nodes: (status,
-    move, nodes)."""
-    B, at = board_views(ws)
-    X, _ = vcf_views(ws, at)
-    T = table_views(tables)
-    load(T, B, cells, attacker)
-    return vcf_on_loaded(T, B, X, budget)
-
-
-@njit(cache=True, nogil=True)  # the GIL released while it runs
-def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
-    """For ``defender`` to move in ``cells``: which of ``moves`` leave the opponent without a VCF
-    within ``budget`` nodes, into ``stops`` (out of budget counts as a defence); the status that
-    ended it early (STOPPED), else WIN."""
-    B, at = board_views(ws)
-    X, _ = vcf_views(ws, at)
-    T = table_views(tables)
-    load(T, B, cells, 3 - defender)
-    for i in range(moves.shape[0]):
-        place(T, B, moves[i], defender)
-        status, _, _ = vcf_on_loaded(T, B, X, budget)
-        remove(T, B, moves[i], defender)
-        if status == STOPPED:
-            return status
-        stops[i] = status != WIN
-    return WIN
-
-
-@njit(cache=True, nogil=True)  # the GIL released while it runs
-def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
-    """``vcf_defences`` for VCTs (each move's solve from a fresh load); NEEDS_ROOM too."""
-    B, at = board_views(ws)
-    X, at = vcf_views(ws, at)
-    T = table_views(tables)
-    work = cells.copy()
-    for i in range(moves.shape[0]):
-        work[moves[i]] = defender
-        status, _, _ = vct_on_views(T, B, X, ws, at, work, 3 - defender, budget, vcf_nodes)
-        work[moves[i]] = 0
-        if status == STOPPED or status == NEEDS_ROOM:
-            return status
-        stops[i] = status != WIN
-    return WIN

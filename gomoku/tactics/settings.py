@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from gomoku.tactics.threats import DEFAULT_MAX_NODES
 from gomoku.tactics.vct import DEFAULT_VCT_NODES
+from mcts.config import part_of, problems_of, raise_first
 
 DEFAULT_VCF_NODES = DEFAULT_MAX_NODES  # the VCF solver's node budget per call (see gomoku.tactics.threats)
 # Which solvers run the rules: the compiled kernel (gomoku.tactics.compiled, numba) or the
@@ -33,17 +34,15 @@ class TacticsSettings:
 
     def problems(self) -> list[tuple[str, str]]:
         """Each bad setting as (its key, what is wrong with it), in the order of the fields."""
-        checks = (
+        return problems_of(self, (
             ("vcf_nodes", self.vcf_nodes >= 1, "must be >= 1"),
             ("vct_nodes", self.vct_nodes >= 1, "must be >= 1"),
             ("tactics", self.tactics in TACTICS_KINDS, f"must be one of {', '.join(TACTICS_KINDS)}"),
-        )
-        return [(key, f"{message}, got {getattr(self, key)!r}") for key, ok, message in checks if not ok]
+        ))
 
     def tactics_settings(self) -> TacticsSettings:
         """These settings alone (a subclass's extra fields dropped)."""
-        names = [f.name for f in dataclasses.fields(TacticsSettings)]
-        return TacticsSettings(**{name: getattr(self, name) for name in names})
+        return part_of(TacticsSettings, self)
 
 
 @dataclass(frozen=True)
@@ -51,8 +50,7 @@ class TacticsConfig(TacticsSettings):
     vct_leaf_depth: int = 0  # >= 2, with vct: leaves down to this depth are valued won on a VCT (gomoku.tactics.rules)
 
     def __post_init__(self) -> None:
-        for key, message in self.problems():
-            raise ValueError(f"{key} {message}")
+        raise_first(self.problems())
         if self.vcf and not self.forced_moves:
             raise ValueError("vcf needs forced_moves")
         if self.vct and not self.vcf:

@@ -21,6 +21,7 @@ from typing import BinaryIO, Callable
 
 import numpy as np
 
+from gomoku.training.samples import Samples
 from nets.checkpoint import atomic_write
 
 log = logging.getLogger(__name__)
@@ -33,23 +34,26 @@ class BufferFileError(ValueError):
     """A replay-buffer file that cannot be read, named with what to do about it."""
 
 
-@dataclass(frozen=True)
-class Shard:
+@dataclass(frozen=True, eq=False)
+class Shard(Samples):
     """The samples one iteration added to the replay buffer."""
 
     iteration: int
     start: int  # run-wide index of the first sample (ReplayBuffer.total before they were added)
-    states: np.ndarray  # float32 [n, C, H, W]
-    probs: np.ndarray  # float32 [n, H*W]
-    outcomes: np.ndarray  # float32 [n]
 
     @property
     def size(self) -> int:
-        return len(self.outcomes)
+        return len(self)
 
     @property
     def end(self) -> int:
         return self.start + self.size
+
+    @classmethod
+    def of(cls, samples: Samples, iteration: int, start: int) -> "Shard":
+        """The shard of ``samples``, as float32 (a shard's file holds binary planes as uint8)."""
+        return cls(samples.states.astype(np.float32), samples.probs.astype(np.float32),
+                   samples.outcomes.astype(np.float32), iteration=iteration, start=start)
 
 
 @dataclass(frozen=True)
@@ -78,22 +82,21 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, states: np.ndarray, probs: np.ndarray, outcomes: np.ndarray) -> None:
-        for start in range(0, len(states), self.capacity):
-            self._add(states[start: start + self.capacity], probs[start: start + self.capacity],
-                      outcomes[start: start + self.capacity])
-        self.total += len(states)
+    def add(self, samples: Samples) -> None:
+        for start in range(0, len(samples), self.capacity):
+            self._add(samples[start: start + self.capacity])
+        self.total += len(samples)
 
-    def _add(self, states: np.ndarray, probs: np.ndarray, outcomes: np.ndarray) -> None:
-        n = len(states)
+    def _add(self, samples: Samples) -> None:
+        n = len(samples)
         slots = (self.next + np.arange(n)) % self.capacity
-        self.states[slots], self.probs[slots], self.outcomes[slots] = states, probs, outcomes
+        self.states[slots], self.probs[slots], self.outcomes[slots] = samples.states, samples.probs, samples.outcomes
         self.next = int((self.next + n) % self.capacity)
         self.size = min(self.capacity, self.size + n)
 
-    def sample(self, batch_size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def sample(self, batch_size: int, rng: np.random.Generator) -> Samples:
         index = rng.choice(self.size, size=min(batch_size, self.size), replace=False)
-        return self.states[index], self.probs[index], self.outcomes[index]
+        return Samples(self.states[index], self.probs[index], self.outcomes[index])
 
     def restore(self, shards: list[Shard], total: int) -> None:
         """Refill from ``shards`` (oldest first): the newest ``capacity`` of their samples, in the
@@ -108,7 +111,7 @@ class ReplayBuffer:
         if shards and contiguous and (shards[0].start == 0 or total - shards[0].start >= self.capacity):
             self.next = shards[0].start % self.capacity
         for shard in shards:
-            self.add(shard.states, shard.probs, shard.outcomes)
+            self.add(shard)
         self.total = total
 
 
@@ -127,16 +130,16 @@ class ShardStore:
         found = (SHARD_PATTERN.match(p.name) for p in self.folder.iterdir())
         return sorted(int(m.group(1)) for m in found if m)
 
-    def write(self, iteration: int, start: int, states: np.ndarray, probs: np.ndarray, outcomes: np.ndarray,
+    def write(self, iteration: int, start: int, samples: Samples,
               before_replace: Callable[[], None] | None = None) -> None:
         """Atomically. Binary planes (all of the standard ones) are stored as uint8."""
-        packed = states.astype(np.uint8)
-        if not np.array_equal(packed, states):
-            packed = states.astype(np.float32)
+        packed = samples.states.astype(np.uint8)
+        if not np.array_equal(packed, samples.states):
+            packed = samples.states.astype(np.float32)
 
         def write(handle: BinaryIO) -> None:
             np.savez(handle, iteration=np.int64(iteration), start=np.int64(start), states=packed,
-                     probs=probs.astype(np.float32), outcomes=outcomes.astype(np.float32))
+                     probs=samples.probs.astype(np.float32), outcomes=samples.outcomes.astype(np.float32))
 
         atomic_write(self.path(iteration), write, before_replace)
 
@@ -155,8 +158,7 @@ class ShardStore:
 
     def read(self, iteration: int) -> Shard:
         data = self._open(iteration, ("start", "states", "probs", "outcomes"))
-        return Shard(iteration, int(data["start"]), data["states"].astype(np.float32),
-                     data["probs"].astype(np.float32), data["outcomes"].astype(np.float32))
+        return Shard.of(Samples(data["states"], data["probs"], data["outcomes"]), iteration, int(data["start"]))
 
     def remove(self, iterations: list[int]) -> None:
         for iteration in iterations:
@@ -190,7 +192,7 @@ def read_legacy_buffer(path: str | Path, state_shape: tuple[int, ...]) -> Shard:
                               f"delete it to resume with an empty replay buffer") from None
     if states.shape[1:] != tuple(state_shape):
         raise BufferFileError(f"{path}: buffer states of shape {states.shape[1:]}, expected {tuple(state_shape)}")
-    if 0 < next_slot < len(states):  # a full ring: the oldest sample is in slot `next`
-        order = np.roll(np.arange(len(states)), -next_slot)
-        states, probs, outcomes = states[order], probs[order], outcomes[order]
-    return Shard(0, 0, states.astype(np.float32), probs.astype(np.float32), outcomes.astype(np.float32))
+    samples = Samples(states, probs, outcomes)
+    if 0 < next_slot < len(samples):  # a full ring: the oldest sample is in slot `next`
+        samples = samples[np.roll(np.arange(len(samples)), -next_slot)]
+    return Shard.of(samples, 0, 0)

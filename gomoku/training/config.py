@@ -18,6 +18,7 @@ import yaml
 from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, MAX_SIZE
 from gomoku.tactics.settings import TacticsSettings
 from mcts.config import SearchSettings
+from nets.config import ARCHITECTURES, HEADS, MAX_BLOCKS, MAX_CHANNELS, NetConfig, NetSettings
 
 
 class ConfigError(ValueError):
@@ -36,9 +37,7 @@ def _check_range(value: float, low: float, high: float, key: str) -> None:
 # Upper bounds of the sizes: far past any useful run, low enough that a typo (an extra zero, 1e12)
 # is an error naming the key instead of an allocation that fails (or a run that never ends).
 MAX_SEED = 2**32 - 1
-MAX_BOARD = MAX_SIZE  # the Gomocup protocol's largest board
-MAX_CHANNELS = 512  # the net's own bounds (nets.model, which imports torch: tests/test_config_symmetry.py
-MAX_BLOCKS = 40  # checks that they agree)
+MAX_BOARD = MAX_SIZE  # the Gomocup protocol's largest board (the net's bounds are its own: nets.config)
 MAX_PLAYOUTS = 100_000
 MAX_PARALLEL = 4096  # workers, games a worker advances together
 MAX_GAMES = 10**9
@@ -58,16 +57,15 @@ class BoardConfig:
         _check(self.n_in_row <= max(self.width, self.height), f"{prefix}.n_in_row", "does not fit the board")
 
 
-@dataclass
-class NetSection:
-    arch: str = "conv3"  # conv3 (the classic 3-conv net) or resnet
-    channels: int = 64  # resnet only
-    blocks: int = 4  # resnet only
-    head: str = "fc"  # fc: sized for the board (the classic heads); pooled: plays any board size
+@dataclass(frozen=True)
+class NetSection(NetSettings):
+    """The net's settings (``nets.config.NetSettings``: conv3, the classic 3-conv net, or resnet;
+    fc heads sized for the board, or pooled heads that play any board size), defined and bounded
+    there, as a run sets them; the net's board is the run's ``board``."""
 
     def validate(self, prefix: str) -> None:
-        _check(self.arch in ("conv3", "resnet"), f"{prefix}.arch", "must be conv3 or resnet")
-        _check(self.head in ("fc", "pooled"), f"{prefix}.head", "must be fc or pooled")
+        _check(self.arch in ARCHITECTURES, f"{prefix}.arch", f"must be {' or '.join(ARCHITECTURES)}")
+        _check(self.head in HEADS, f"{prefix}.head", f"must be {' or '.join(HEADS)}")
         _check_range(self.channels, 1, MAX_CHANNELS, f"{prefix}.channels")
         _check_range(self.blocks, 1, MAX_BLOCKS, f"{prefix}.blocks")
 
@@ -130,7 +128,7 @@ class SelfPlaySection:
     games_per_iteration: int = 16  # finished games collected before each round of training
     runtime: str = "auto"  # a CPU worker net's runtime: torch, onnx (onnxruntime), auto = onnx if installed
     # Where the self-play workers run: "pool" (processes on this machine) or "ray" (`workers` Ray
-    # actors, 0 = one per CPU of the cluster, on one machine or many: gomoku/training/ray_backend.py;
+    # actors, 0 = one per CPU of the cluster, on one machine or many: gomoku/training/backends/ray_backend.py;
     # pip install -e ".[ray]").
     backend: str = "pool"
     # With backend ray: "" starts a local Ray instance for the run (and stops it after), "auto"
@@ -250,12 +248,9 @@ class Config:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-    def net_config(self):
+    def net_config(self) -> NetConfig:
         """The ``nets.NetConfig`` of this run's net (its board and ``net`` section)."""
-        from nets import NetConfig
-
-        b, n = self.board, self.net
-        return NetConfig(b.width, b.height, n.arch, n.channels, n.blocks, n.head)
+        return NetConfig.of(self.net, self.board.width, self.board.height)
 
 
 def _convert(value: Any, expected: type, key: str) -> Any:

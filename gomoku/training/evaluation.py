@@ -19,7 +19,6 @@ import numpy as np
 
 from gomoku.game.board import DRAW, Board
 from gomoku.training.config import Config, EvalSection
-from gomoku.training.messages import EvalGame, EvalTask
 from mcts import Evaluator
 
 log = logging.getLogger(__name__)
@@ -29,6 +28,22 @@ BEST_MODEL = "best.pt"  # the best model so far (eval.select_by)
 MODEL_FILES = (CURRENT_MODEL, BEST_MODEL)  # what an evaluation writes
 PENDING = ".pending-"  # a model file written before its iteration's commit: NAME.pending-ITERATION
 NO_SCORE = -1.0  # the best opponents' score before any evaluation against eval.opponents
+
+
+@dataclass(frozen=True)
+class EvalTask:
+    """Evaluation games ``indices`` of the model against ``opponent`` (a player spec); game ``i``'s
+    seeds derive from ``seed`` and ``i`` only, so it does not matter which worker plays it."""
+
+    indices: tuple[int, ...]
+    opponent: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class EvalGame:
+    index: int
+    result: int  # for the model: 1 win, 0 draw, -1 loss
 
 
 def play_eval_games(evaluator: Evaluator, config: Config, task: EvalTask,
@@ -145,7 +160,7 @@ def judge(e: EvalSection, ladder: LadderState, match: MatchScore, others: tuple[
 def evaluate(actors, e: EvalSection, ladder: LadderState, seed: int,
              on_phase: Callable[[str], None] | None = None) -> EvalReport:
     """Play the ladder's match and one against each of ``eval.opponents`` on ``actors`` (see
-    ``gomoku.training.actors``), all from ``seed``; the report says what they mean."""
+    ``gomoku.training.backends.actors``), all from ``seed``; the report says what they mean."""
 
     def match(opponent: str) -> MatchScore:
         played = 0

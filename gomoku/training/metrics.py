@@ -4,6 +4,7 @@ plots and the ablation through the same class.
 ``to_json`` writes the fields that are set (training figures only after an iteration that
 trained, ``eval`` only after one that evaluated); ``from_json`` reads a line of any version of
 the file: missing fields stay None, unknown keys are kept in ``extra`` and written back as they were.
+The iteration's ``TrainStats`` (its updates) are a field of the record and keys of the line.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ METRICS = "metrics.jsonl"
 @dataclass(frozen=True)
 class TrainStats:
     """The KL-adaptive updates of one iteration (means over its updates; explained variances of
-    the last one)."""
+    the last one). An iteration without updates has only the multiplier; a record read from an
+    early run's line may lack any field."""
 
-    lr_multiplier: float  # after the updates
-    updates: int = 0
+    lr_multiplier: float | None = None  # after the updates
+    updates: int | None = None  # None: no update
     loss: float | None = None
     policy_loss: float | None = None
     value_loss: float | None = None
@@ -35,15 +37,19 @@ class TrainStats:
     LOSSES = ("loss", "policy_loss", "value_loss")
 
 
+TRAIN_KEYS = tuple(f.name for f in dataclasses.fields(TrainStats))
+
+
 @dataclass(frozen=True)
 class IterationRecord:
-    """One completed iteration (the JSON keys are the field names, in this order)."""
+    """One completed iteration. Its JSON object is flat: the keys are the field names, in this
+    order, with those of ``train`` (``TrainStats``) in its place."""
 
     iteration: int
     games: int  # self-play games of the run so far
     positions: int | None = None  # positions recorded by self-play so far (before augmentation)
     buffer: int | None = None  # samples in the replay buffer
-    lr_multiplier: float | None = None
+    train: TrainStats = field(default_factory=TrainStats)  # the iteration's updates
     mean_game_length: float | None = None
     first_player_wins: int | None = None
     second_player_wins: int | None = None
@@ -51,15 +57,6 @@ class IterationRecord:
     selfplay_s: float | None = None
     train_s: float | None = None
     selfplay_positions_per_s: float | None = None  # moves made per second of self-play
-    loss: float | None = None
-    policy_loss: float | None = None
-    value_loss: float | None = None
-    entropy: float | None = None
-    kl: float | None = None
-    epochs: float | None = None
-    explained_var_old: float | None = None
-    explained_var_new: float | None = None
-    updates: int | None = None
     eval: dict | list | None = None  # EvalReport.to_dict() (older runs: other shapes, kept as they are)
     eval_s: float | None = None
     wall_time: float | None = None  # the run's wall time at the end of the iteration, all sessions
@@ -68,14 +65,23 @@ class IterationRecord:
     extra: dict[str, Any] = field(default_factory=dict)  # keys this class does not know
 
     def get(self, key: str, default: Any = None) -> Any:
-        """The value of the field ``key`` (or of an unknown key kept in ``extra``), or ``default``."""
-        if key != "extra" and key in self.__dataclass_fields__:
+        """The value of the key ``key`` of the line (a field, one of ``train``'s or an unknown key
+        kept in ``extra``), or ``default``."""
+        if key in TRAIN_KEYS:
+            value = getattr(self.train, key)
+        elif key in RECORD_KEYS:
             value = getattr(self, key)
-            return default if value is None else value
-        return self.extra.get(key, default)
+        else:
+            return self.extra.get(key, default)
+        return default if value is None else value
 
     def to_dict(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        data = {}
+        for f in dataclasses.fields(self):
+            if f.name == "train":
+                data.update({key: getattr(self.train, key) for key in TRAIN_KEYS})
+            elif f.name != "extra":
+                data[f.name] = getattr(self, f.name)
         return {**{k: v for k, v in data.items() if v is not None}, **self.extra}
 
     def to_json(self) -> str:
@@ -84,12 +90,12 @@ class IterationRecord:
     @classmethod
     def from_dict(cls, data: dict) -> "IterationRecord":
         """The record of a JSON object; KeyError without ``iteration`` and ``games``."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        known = {k: v for k, v in data.items() if k in names}
         for key in ("iteration", "games"):
-            if key not in known:
+            if key not in data:
                 raise KeyError(key)
-        return cls(**known, extra={k: v for k, v in data.items() if k not in names})
+        train = TrainStats(**{k: v for k, v in data.items() if k in TRAIN_KEYS})
+        return cls(**{k: v for k, v in data.items() if k in RECORD_KEYS}, train=train,
+                   extra={k: v for k, v in data.items() if k not in RECORD_KEYS and k not in TRAIN_KEYS})
 
     @classmethod
     def from_json(cls, line: str | bytes) -> "IterationRecord":
@@ -101,6 +107,9 @@ class IterationRecord:
             return cls.from_dict(data)
         except KeyError as missing:
             raise ValueError(f"no {missing}") from None
+
+
+RECORD_KEYS = tuple(f.name for f in dataclasses.fields(IterationRecord) if f.name not in ("train", "extra"))
 
 
 def read_records(path) -> list[IterationRecord]:

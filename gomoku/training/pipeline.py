@@ -9,7 +9,7 @@ the samples each iteration added to the replay buffer (the newest shards that th
 ``config.yaml``, a readable copy of the run's config; and the model files ``current.pt`` and
 ``best.pt`` of the last evaluation (gomoku.training.evaluation).
 
-Who plays the games is an ``Actors`` (gomoku.training.actors: this process, worker processes or
+Who plays the games is an ``Actors`` (gomoku.training.backends.actors: this process, worker processes or
 Ray actors). An iteration is committed in this order: shard, metrics line, model files (pending),
 checkpoint, the model files put in place (all atomic or flushed, with SIGINT/SIGTERM held off
 until done). A resume trusts the
@@ -21,9 +21,7 @@ too); see ``_commit`` and ``_load``.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import logging
-import math
 import time
 from pathlib import Path
 
@@ -31,21 +29,22 @@ import numpy as np
 import torch
 import yaml
 
-from gomoku.training.actors import Actors, check_device, draw_seed, make_actors, selfplay_description
+from gomoku.training.backends.actors import Actors, check_device, draw_seed, make_actors, selfplay_description
 from gomoku.training.buffer import SHARD_PATTERN, ReplayBuffer, ShardStore, read_legacy_buffer
 from gomoku.training.config import (Config, check_resume_changes, config_changes, config_from_dict, load_config,
                                     resume_config)
 from gomoku.training.evaluation import (BEST_MODEL, MODEL_FILES, NO_SCORE, PENDING, EvalReport, evaluate,
                                         pending_model_files, promote_model_files, write_model_files)
-from gomoku.training.messages import SelfPlayGame, SelfPlayResult
 from gomoku.training.metrics import METRICS, IterationRecord, TrainStats
-from gomoku.training.progress import RunProgress, RunTarget, format_duration
+from gomoku.training.progress import RunProgress, RunTarget, StopLimit, format_duration
 from gomoku.training.rundir import (RunLock, append_line, fault_point, make_run_dir, remove_stale_temps,
                                     repair_metrics, writing)
+from gomoku.training.samples import Samples
+from gomoku.training.selfplay import SelfPlayGame, SelfPlayResult
 from gomoku.training.state import RunState
 from gomoku.training.symmetry import augment
-from nets import (CheckpointError, NetConfig, Trainer, build_net, kl_adaptive_update, load_checkpoint, on_cpu,
-                  save_checkpoint)
+from gomoku.training.updates import TrainingDiverged, net_problem_after, train_net, updates_due
+from nets import CheckpointError, NetConfig, Trainer, build_net, load_checkpoint, on_cpu, save_checkpoint
 from nets.checkpoint import atomic_write, deferred_signals
 from nets.probe import net_problem
 
@@ -56,30 +55,6 @@ BUFFER_DIR = "buffer"  # one shard per iteration (gomoku.training.buffer.ShardSt
 LEGACY_BUFFER = "buffer.npz"  # the whole buffer in one file, as runs before the shards kept it
 CONFIG = "config.yaml"
 RUN_FILES = (CHECKPOINT, METRICS, CONFIG, LEGACY_BUFFER, *MODEL_FILES)  # and NAME.pending-N of the models
-
-
-class StopLimit(enum.Enum):
-    """The limit that ended a ``run`` (``TrainPipeline.stopped_by``)."""
-
-    GAMES = "train.game_batch_num"
-    WALL_TIME = "run time (--max-minutes, train.max_minutes)"
-    ITERATIONS = "--max-iterations"
-
-
-FLOAT_SLACK = 1e-9  # so that 0.29 updates a game over 100 games count 29 (0.29 * 100 is 28.999999999999996)
-
-
-# The rule that stops a run whose training has blown up: a loss (value MSE, at most 4, plus the
-# policy's cross-entropy, ln(81) = 4.4 for a uniform policy on 9x9, ln(1024) = 6.9 on 32x32) that
-# is not finite or above MAX_LOSS after any update, or weights or probe outputs (nets.probe) that
-# are not finite and in range after an iteration's training. Nothing of the iteration is committed:
-# the checkpoint, best.pt and current.pt stay those of the last good iteration.
-MAX_LOSS = 100.0
-
-
-class TrainingDiverged(RuntimeError):
-    """The loss stopped being finite or exploded (MAX_LOSS), or the weights or the net's outputs
-    did (nets.probe); the run stays at its last good iteration."""
 
 
 class TrainPipeline:
@@ -279,7 +254,7 @@ class TrainPipeline:
         legacy = self.run_dir / LEGACY_BUFFER
         if legacy.exists() and not self.shards.iterations():  # a run from before the shards: convert it
             shard = read_legacy_buffer(legacy, self.buffer.states.shape[1:])
-            self.shards.write(self.iteration, 0, shard.states, shard.probs, shard.outcomes)
+            self.shards.write(self.iteration, 0, shard)
             log.info("converted %s into %s/%s", legacy, BUFFER_DIR, self.shards.path(self.iteration).name)
         legacy.unlink(missing_ok=True)
         chosen = [self.shards.read(i) for i in self.shards.newest(self.iteration, self.buffer.capacity)]
@@ -294,78 +269,25 @@ class TrainPipeline:
     def self_play(self, games: int) -> SelfPlayResult:
         return self._actors.self_play(games, self.rng, self._progress.games_done)
 
-    def _to_buffer(self, games: tuple[SelfPlayGame, ...]) -> tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _to_buffer(self, games: tuple[SelfPlayGame, ...]) -> tuple[int, Samples]:
         """The games' positions in all 8 symmetries into the replay buffer: (buffer.total before, samples)."""
-        states = np.concatenate([g.states for g in games])
-        probs = np.concatenate([g.probs for g in games])
-        outcomes = np.concatenate([g.outcomes for g in games])
-        samples = augment(states, probs, outcomes)
+        samples = augment(Samples.concatenate(games))
         start = self.buffer.total
-        self.buffer.add(*samples)
+        self.buffer.add(samples)
         return start, samples
 
     def _n_updates(self, games_before: int, games_after: int, samples: int) -> int:
-        """Updates after an iteration that took the run from ``games_before`` to ``games_after``
-        games and added ``samples`` (augmented) to the buffer: ``updates_per_game`` per game (the
-        classic; a fraction carries over, so 0.4 a game is 2 updates every 5 games), or with
-        ``sample_reuse`` > 0 enough to train on each new sample that many times."""
-        t = self.config.train
-        if t.sample_reuse > 0:
-            return max(1, round(t.sample_reuse * samples / (t.batch_size * t.epochs)))
-        due = lambda games: math.floor(t.updates_per_game * games + FLOAT_SLACK)  # noqa: E731
-        return due(games_after) - due(games_before)
+        return updates_due(self.config.train, games_before, games_after, samples)
 
     def train(self, n_updates: int) -> TrainStats:
-        t = self.config.train
-        multiplier = self.state.lr_multiplier
-        updates = []
-        for i in range(n_updates):
-            self._progress.phase(f"training {i + 1}/{n_updates}")
-            batch = self.buffer.sample(t.batch_size, self.rng)
-            update = kl_adaptive_update(self.trainer, *batch, lr=t.lr, lr_multiplier=multiplier,
-                                        epochs=t.epochs, kl_targ=t.kl_targ, max_multiplier=t.lr_multiplier_max)
-            self._check_loss(update.step.loss, i + 1, n_updates, multiplier)
-            multiplier = update.lr_multiplier
-            updates.append(update)
-        if not updates:
-            return TrainStats(multiplier)
-        last = updates[-1]
-        return TrainStats(multiplier, len(updates), loss=float(np.mean([u.step.loss for u in updates])),
-                          policy_loss=float(np.mean([u.step.policy_loss for u in updates])),
-                          value_loss=float(np.mean([u.step.value_loss for u in updates])),
-                          entropy=float(np.mean([u.step.entropy for u in updates])),
-                          kl=float(np.mean([u.kl for u in updates])),
-                          epochs=float(np.mean([u.epochs for u in updates])),
-                          explained_var_old=last.explained_var_old, explained_var_new=last.explained_var_new)
+        return train_net(self.trainer, self.buffer, self.rng, self.config.train, self.state.lr_multiplier, n_updates,
+                         lambda i: self._progress.phase(f"training {i}/{n_updates}"), self._stopped)
 
     def _stopped(self, what: str, multiplier: float) -> TrainingDiverged:
         return TrainingDiverged(
             f"iteration {self.iteration}: {what} (train.lr {self.config.train.lr:g}, lr multiplier "
             f"{multiplier:.3g}); stopped: the run stays at iteration {self.committed_iteration}, its last good "
             f"checkpoint, with its best.pt (resume with a lower learning rate: --resume --set train.lr=...)")
-
-    def _check_loss(self, loss: float, update: int, n_updates: int, multiplier: float) -> None:
-        """TrainingDiverged when an update's loss is not finite or above MAX_LOSS."""
-        if not math.isfinite(loss):
-            raise self._stopped(f"the loss is not finite ({loss}) at update {update}/{n_updates}", multiplier)
-        if loss > MAX_LOSS:
-            raise self._stopped(f"the loss exploded to {loss:.3g} at update {update}/{n_updates}, above the "
-                                f"limit of {MAX_LOSS:g}", multiplier)
-
-    def _check_finite(self, stats: TrainStats) -> None:
-        """TrainingDiverged unless the losses and weights are finite and the net's outputs on the
-        probe positions are finite and in range (``nets.probe``): such a net is never committed,
-        so never becomes best.pt."""
-        bad = [key for key in TrainStats.LOSSES if not math.isfinite(getattr(stats, key) or 0.0)]
-        if bad:
-            raise self._stopped(f"the {bad[0]} ({getattr(stats, bad[0])}) is not finite after training",
-                                stats.lr_multiplier)
-        if not all(bool(torch.isfinite(p).all()) for p in self.net.parameters()):
-            raise self._stopped("a weight of the net is not finite after training", stats.lr_multiplier)
-        problem = net_problem(self.net)
-        if problem is not None:
-            raise self._stopped(f"the net's outputs are {problem} on the probe positions after training",
-                                stats.lr_multiplier)
 
     def evaluate(self) -> EvalReport:
         """The current net against the pure-MCTS ladder and ``eval.opponents`` (nothing written yet)."""
@@ -383,9 +305,10 @@ class TrainPipeline:
         games = before.games_played + len(played.games)
         train_start = time.perf_counter()
         enough = len(self.buffer) >= c.train.batch_size
-        stats = self.train(self._n_updates(before.games_played, games, len(samples[2])) if enough else 0)
+        stats = self.train(self._n_updates(before.games_played, games, len(samples)) if enough else 0)
         train_s = time.perf_counter() - train_start
-        self._check_finite(stats)
+        if (problem := net_problem_after(self.net, stats)) is not None:
+            raise self._stopped(problem, stats.lr_multiplier)
         fault_point("train")
         if stats.updates:
             self._actors.publish(self._weights())
@@ -398,14 +321,13 @@ class TrainPipeline:
                          before.wall_time + time.perf_counter() - start, stats.lr_multiplier,
                          report.ladder_after if report is not None else before.ladder)
         winners = [g.winner for g in played.games]
-        train_figures = {k: v for k, v in dataclasses.asdict(stats).items() if k != "lr_multiplier"}
         record = IterationRecord(
-            after.iteration, games, after.positions, len(self.buffer), stats.lr_multiplier,
+            after.iteration, games, after.positions, len(self.buffer), stats,
             mean_game_length=float(np.mean([len(g.moves) for g in played.games])),
             first_player_wins=winners.count(1), second_player_wins=winners.count(2), draws=winners.count(-1),
             selfplay_s=selfplay_s, train_s=train_s, selfplay_positions_per_s=played.moves / selfplay_s,
-            **(train_figures if stats.updates else {}), eval=None if report is None else report.to_dict(),
-            eval_s=eval_s, wall_time=after.wall_time, buffer_added=len(samples[2]), resumed=self._resume_note)
+            eval=None if report is None else report.to_dict(), eval_s=eval_s, wall_time=after.wall_time,
+            buffer_added=len(samples), resumed=self._resume_note)
         self._commit(after, record, buffer_start, samples, report)
         self._progress.after_iteration(record.selfplay_positions_per_s)
         if report is not None:
@@ -414,8 +336,8 @@ class TrainPipeline:
                  self._progress.target.games, stats.loss if stats.updates else float("nan"),
                  stats.entropy if stats.updates else float("nan"), self._progress.text(record.selfplay_positions_per_s))
 
-    def _commit(self, state: RunState, record: IterationRecord, start: int,
-                samples: tuple[np.ndarray, np.ndarray, np.ndarray], report: EvalReport | None) -> None:
+    def _commit(self, state: RunState, record: IterationRecord, start: int, samples: Samples,
+                report: EvalReport | None) -> None:
         """Make the iteration durable, in an order that leaves the run resumable after a kill at
         any instant: its replay-buffer shard, its metrics line, the model files of its evaluation
         (pending), then the checkpoint (the commit point: a resume drops shards, records and
@@ -424,10 +346,9 @@ class TrainPipeline:
         the buffer no longer holds). Signals wait until it is done."""
         with deferred_signals():
             fault_point("commit")
-            if len(samples[2]):
+            if len(samples):
                 with writing(self.shards.path(state.iteration)):
-                    self.shards.write(state.iteration, start, *samples,
-                                      before_replace=lambda: fault_point("shard.tmp"))
+                    self.shards.write(state.iteration, start, samples, before_replace=lambda: fault_point("shard.tmp"))
                 fault_point("shard")
             with writing(self.run_dir / METRICS):
                 append_line(self.run_dir / METRICS, record.to_json())
@@ -501,10 +422,10 @@ class TrainPipeline:
         done = 0
         try:
             self._actors = make_actors(self.config, self.net, self.device, self.rng, self.run_dir)
-            while (limit := self._stop_limit(target, done)) is None:
+            while (limit := target.limit_met(self.games_played, self.wall_time, done)) is None:
                 self._iteration()
                 done += 1
-            self.stopped_by, self.stop_reason = limit, self._describe_stop(limit, target, done)
+            self.stopped_by, self.stop_reason = limit, target.describe_stop(limit, self.games_played, self.wall_time, done)
         except BaseException:
             if self._in_flight is not None:
                 self._stopped_mid_iteration = True
@@ -518,23 +439,6 @@ class TrainPipeline:
                 self._actors.close()
                 self._actors = None
             self.close()
-
-    def _stop_limit(self, target: RunTarget, done: int) -> StopLimit | None:
-        """The limit of ``target`` the run has met after ``done`` iterations of this session, if any."""
-        if self.games_played >= target.games:
-            return StopLimit.GAMES
-        if target.wall_s is not None and self.wall_time >= target.wall_s:
-            return StopLimit.WALL_TIME
-        if target.iterations is not None and done >= target.iterations:
-            return StopLimit.ITERATIONS
-        return None
-
-    def _describe_stop(self, limit: StopLimit, target: RunTarget, done: int) -> str:
-        if limit is StopLimit.GAMES:
-            return f"reached {self.games_played:,} games (target {target.games:,}, train.game_batch_num)"
-        if limit is StopLimit.WALL_TIME:
-            return f"reached {format_duration(self.wall_time)} of run time (limit {target.wall_s / 60:g} min)"
-        return f"played {done} iteration(s) (--max-iterations)"
 
     def close(self) -> None:
         """Release the run directory to other trainers."""

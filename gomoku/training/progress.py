@@ -1,8 +1,9 @@
-"""What stops a run (``RunTarget``) and how far it is: the progress bar, its speed and ETAs."""
+"""What stops a run (``RunTarget``, ``StopLimit``) and how far it is: the progress bar, its speed and ETAs."""
 
 from __future__ import annotations
 
 import datetime
+import enum
 import math
 import sys
 import threading
@@ -23,6 +24,14 @@ def format_duration(seconds: float) -> str:
     return str(datetime.timedelta(seconds=round(max(0.0, seconds))))
 
 
+class StopLimit(enum.Enum):
+    """The limit that ended a run (``TrainPipeline.stopped_by``)."""
+
+    GAMES = "train.game_batch_num"
+    WALL_TIME = "run time (--max-minutes, train.max_minutes)"
+    ITERATIONS = "--max-iterations"
+
+
 @dataclass(frozen=True)
 class RunTarget:
     """What stops a run: ``games`` (train.game_batch_num), the run's wall time ``wall_s`` (over all
@@ -39,6 +48,25 @@ class RunTarget:
         if self.iterations is not None:
             parts.append(f"{self.iterations} iteration(s) of this session (--max-iterations)")
         return " or ".join(parts)
+
+    def limit_met(self, games: int, wall_s: float, iterations: int) -> StopLimit | None:
+        """The limit a run has met at ``games`` games and ``wall_s`` of run time after ``iterations``
+        iterations of this session, if any."""
+        if games >= self.games:
+            return StopLimit.GAMES
+        if self.wall_s is not None and wall_s >= self.wall_s:
+            return StopLimit.WALL_TIME
+        if self.iterations is not None and iterations >= self.iterations:
+            return StopLimit.ITERATIONS
+        return None
+
+    def describe_stop(self, limit: StopLimit, games: int, wall_s: float, iterations: int) -> str:
+        """Why the run stopped, in words, e.g. "reached 1,200 games (target 1,200, train.game_batch_num)"."""
+        if limit is StopLimit.GAMES:
+            return f"reached {games:,} games (target {self.games:,}, train.game_batch_num)"
+        if limit is StopLimit.WALL_TIME:
+            return f"reached {format_duration(wall_s)} of run time (limit {self.wall_s / 60:g} min)"
+        return f"played {iterations} iteration(s) (--max-iterations)"
 
 
 class RunProgress:

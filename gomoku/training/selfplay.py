@@ -2,14 +2,16 @@
 
 ``SelfPlayRunner`` keeps ``parallel_games`` games going in one process: each step runs one
 batched search over all of them (one network call per playout for the whole batch) and plays a
-move in each. ``play`` returns a ``SelfPlayResult``: the finished games (``SelfPlayGame``, a
-training sample per position) and the moves made meanwhile; games still running are kept for the
-next call. A ``Worker`` (gomoku.training.worker) runs one in a worker process or a Ray actor.
+move in each. ``play`` returns a ``SelfPlayResult``: the finished games (``SelfPlayGame``, the
+training samples of its recorded positions) and the moves made meanwhile; games still running are
+kept for the next call. A ``Worker`` (gomoku.training.backends.worker) runs one in a worker
+process or a Ray actor.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -17,13 +19,35 @@ import numpy as np
 from gomoku.game.board import DRAW, Board
 from gomoku.tactics import TacticsConfig, make_rules
 from gomoku.training.config import BoardConfig, SearchSection
-from gomoku.training.messages import SelfPlayGame, SelfPlayResult
+from gomoku.training.samples import Samples
 from mcts.game import Rules
 from mcts import BatchedMCTS, Evaluator, SearchConfig, visit_policy
 
 log = logging.getLogger(__name__)
 
 GREEDY = 0.0  # temperature meaning "play the most visited move"
+PLANES = 4  # the input planes of a position (Board.current_state)
+
+
+@dataclass(frozen=True, eq=False)
+class SelfPlayGame(Samples):
+    """A finished game: the samples of its recorded positions (every move's, unless playout cap
+    randomization records only the full searches: the search's visit distribution there, and +1 /
+    -1 / 0 for the player to move there), its moves and its winner."""
+
+    moves: tuple[int, ...]
+    winner: int  # 1, 2 or -1 (draw)
+
+
+@dataclass(frozen=True)
+class SelfPlayResult:
+    """Finished games, and the moves made meanwhile in all games (unfinished ones included)."""
+
+    games: tuple[SelfPlayGame, ...] = ()
+    moves: int = 0
+
+    def __add__(self, other: "SelfPlayResult") -> "SelfPlayResult":
+        return SelfPlayResult(self.games + other.games, self.moves + other.moves)
 
 
 class SelfPlayRunner:
@@ -87,11 +111,10 @@ class SelfPlayRunner:
         outcomes = np.zeros(len(samples), dtype=np.float32)
         if winner != DRAW:
             outcomes[:] = np.where(players == winner, 1.0, -1.0)
-        size = board.width * board.height
-        states = np.stack([s for s, _, _ in samples]) if samples else np.zeros((0, 4, board.height, board.width),
-                                                                                np.float32)
-        probs = np.stack([p for _, p, _ in samples]) if samples else np.zeros((0, size), np.float32)
-        game = SelfPlayGame(moves=tuple(board.moves), winner=winner, states=states, probs=probs, outcomes=outcomes)
+        height, width = board.height, board.width
+        states = np.stack([s for s, _, _ in samples]) if samples else np.zeros((0, PLANES, height, width), np.float32)
+        probs = np.stack([p for _, p, _ in samples]) if samples else np.zeros((0, height * width), np.float32)
+        game = SelfPlayGame(states, probs, outcomes, moves=tuple(board.moves), winner=winner)
         self.boards[i] = self._new_board()
         self.samples[i] = []
         self.search.reset(i)

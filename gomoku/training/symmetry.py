@@ -12,6 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from gomoku.training.samples import Samples
+
 
 @lru_cache(maxsize=None)
 def move_permutations(width: int, height: int) -> tuple[np.ndarray, ...]:
@@ -31,13 +33,10 @@ def move_permutations(width: int, height: int) -> tuple[np.ndarray, ...]:
     return tuple(unique)
 
 
-def augment(states: np.ndarray, probs: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray, ...]:
-    """All symmetric images of a batch: states [N,C,H,W], probs [N,H*W], outcomes [N]."""
-    n, c, height, width = states.shape
-    flat = states.reshape(n, c, height * width)
-    out_states, out_probs = [], []
-    for source in move_permutations(width, height):
-        out_states.append(flat[:, :, source].reshape(n, c, height, width))
-        out_probs.append(probs[:, source])
-    k = len(out_states)
-    return (np.concatenate(out_states), np.concatenate(out_probs), np.tile(outcomes, k))
+def augment(samples: Samples) -> Samples:
+    """All symmetric images of the samples, one symmetry after the other (the identity first)."""
+    n, c, height, width = samples.states.shape
+    flat = samples.states.reshape(n, c, height * width)
+    images = [Samples(flat[:, :, source].reshape(n, c, height, width), samples.probs[:, source], samples.outcomes)
+              for source in move_permutations(width, height)]
+    return Samples.concatenate(images)

@@ -1,51 +1,22 @@
-"""The window's opponent: which player, at what strength, and its search in a worker thread.
-
-No pygame. The pygame event pump and all drawing stay on the main thread; the AI thinks in a
-daemon worker thread (``SearchJob``) on a copy of the board, and writes only its latest
-``Analysis`` and its ``Answer``, under a lock; the main thread polls them every frame. A search
-player is asked through ``analyse(board, on_progress=..., should_stop=...)``, so a new game, undo,
-swap or closing the window stop it within one round of playouts; any other player (minimax...) is
-left to finish its ``get_action`` in the background (its answer is thrown away). ``Thinker`` starts
-a new search only once the previous worker has ended: a player's search tree is not shared
-between threads.
-
-An ``Analysis`` is what the window shows of a search: per move the visits (this search's playouts
-and those kept from an earlier move's tree), the win rate ``(Q + 1) / 2`` and the prior, for the top
-moves the line the search expects (the most visited replies), and the root value, always for the
-side to move in the searched position (``to_move``). The one win estimate of a position is the win
-rate of the search's best move (``Analysis.win_for``).
+"""The window's opponent: which player (a spec, a model for the board), at what strength, and how
+the window names it. Its search runs in a worker thread: ``gomoku.ui.thinking``. No pygame.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import math
 import sys
-import threading
-import time
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
-import numpy as np
-
-from gomoku.game.board import Board
-from gomoku.players.forfeit import Forfeit, ForfeitReason
 from gomoku.players import (SHIPPED_MODEL, SHIPPED_PLAYOUTS, WINDOW_LEAVES, WINDOW_THREADS, Player, SpecError,
                             make_player, parse_spec, sized_default, trained_n_in_row)
 from gomoku.ui.session import DEFAULT_SIZE, N_IN_ROW, SetupError, new_board
-
-log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 FALLBACK_SPEC = "pure:2000"  # the AI when no model has been trained yet
 SECONDS_PLAYOUT_CAP = 20_000  # the most playouts of a time-limited strength preset
-TOP_MOVES = 5
-LINE_PLIES = 8  # plies of the expected line kept per top move
-NO_MOVE = -1
-NO_CHILD = -1  # mcts.search's marker of an edge without a child node
 
 AI_SPECS_HELP = """\
   az:CHECKPOINT:PLAYOUTS   the network + MCTS from a checkpoint (default az:models/9x9.pt:400)
@@ -58,25 +29,6 @@ AI_SPECS_HELP = """\
   heuristic                one ply: takes a win, blocks a four, else the best window score
   random                   uniform random legal moves
   pbrain:PATH[:MS]         a Gomocup engine (pbrain protocol) at PATH, MS a move (default 1000)"""
-
-
-FORFEIT_WORDS = {ForfeitReason.LATE: "the engine answered too late", ForfeitReason.SILENT: "the engine did not answer",
-                 ForfeitReason.CRASHED: "the engine crashed", ForfeitReason.ILLEGAL: "the engine's answer was not a legal move"}
-FORFEIT_DETAIL_CHARS = 60  # of the engine's own account (its first line), in the window's status
-
-
-def forfeit_text(forfeit: Forfeit) -> str:
-    """What the window says of an external engine's forfeit: why in words, then the first line
-    of the detail (its stderr is in the log)."""
-    detail = forfeit.summary
-    if len(detail) > FORFEIT_DETAIL_CHARS:
-        detail = detail[: FORFEIT_DETAIL_CHARS - 3] + "..."
-    return f"{FORFEIT_WORDS[forfeit.reason]}: {detail}" if detail else FORFEIT_WORDS[forfeit.reason]
-
-
-def percent(fraction: float) -> int:
-    """A chance as whole per cent, the same rounding everywhere the window shows one."""
-    return round(100 * fraction)
 
 
 # ------------------------------------------------------------------------------ strength
@@ -268,229 +220,3 @@ class OneTorchThread:
         torch = sys.modules.get("torch")
         if cls.users == 0 and torch is not None and cls.saved is not None:
             torch.set_num_threads(cls.saved)
-
-
-# ------------------------------------------------------------------------------ analysis
-class SearchState(str, Enum):
-    LIVE = "live"  # the search is running
-    DONE = "done"  # the search ended and the AI played
-    STOPPED = "stopped"  # the search was stopped (undo, swap, new game...) before it ended
-
-
-@dataclass(frozen=True)
-class MoveStats:
-    """One candidate move of a search, for the side to move."""
-
-    move: int
-    visits: int
-    share: float  # of the root's visits
-    win: float  # (Q + 1) / 2, NaN without a visit (or when the tree could not be read)
-    prior: float
-    line: tuple[int, ...]  # this move, then the most visited replies
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """A search of the position after ``moves``, where ``to_move`` is to play."""
-
-    moves: tuple[int, ...]
-    to_move: int
-    visits: np.ndarray
-    value: float  # the root value for ``to_move``, in [-1, 1]
-    playouts: int
-    seconds: float
-    top: tuple[MoveStats, ...]
-    state: SearchState
-    chosen: int = NO_MOVE
-
-    def win_for(self, colour: int) -> float:
-        """The estimated chance that ``colour`` wins (draws count half): the win rate of the
-        search's best move (``top[0]``, the one it plays), the figure of the top-moves table; the
-        root value when the tree gave no win rate."""
-        best = self.top[0].win if self.top else math.nan
-        mover = (self.value + 1.0) / 2.0 if math.isnan(best) else best
-        return mover if colour == self.to_move else 1.0 - mover
-
-    @property
-    def reused(self) -> int:
-        """Visits at the root kept from the search of an earlier move (the tree is reused), on top
-        of this search's ``playouts``."""
-        return max(0, int(round(float(self.visits.sum()))) - self.playouts)
-
-    def shares(self) -> np.ndarray:
-        total = float(self.visits.sum())
-        return self.visits / total if total > 0 else np.zeros_like(self.visits)
-
-    def stopped(self) -> "Analysis":
-        return dataclasses.replace(self, state=SearchState.STOPPED)
-
-
-def _tree_of(player: Player, moves: tuple[int, ...]):
-    """The player's search tree (``mcts.BatchedMCTS``) when its root is the position ``moves``."""
-    search = getattr(player, "_search", None)  # SearchPlayer keeps it there; no public accessor yet
-    roots = getattr(search, "root_moves", None)
-    if not roots or list(roots[0]) != list(moves) or search.n_nodes[0] == 0:
-        return None
-    return search
-
-
-def _edge(tree, move: int) -> tuple[float, tuple[int, ...]]:
-    """(Q of the root's edge ``move`` for the player to move there, the line starting with it)."""
-    visits = float(tree.visits[0, 0, move])
-    q = float(tree.value_sum[0, 0, move]) / visits if visits > 0 else math.nan
-    line, node = [move], int(tree.children[0, 0, move])
-    while node != NO_CHILD and len(line) < LINE_PLIES:
-        child_visits = tree.visits[0, node]
-        if child_visits.max() <= 0:
-            break
-        best = int(np.argmax(child_visits))
-        line.append(best)
-        node = int(tree.children[0, node, best])
-    return q, tuple(line)
-
-
-def make_analysis(player: Player, result, moves: tuple[int, ...], to_move: int, playouts: int, seconds: float,
-                  state: SearchState, chosen: int = NO_MOVE) -> Analysis:
-    """The window's record of a SearchResult; Q and lines from the player's tree when it can be
-    read (call it in the thread that searched, between rounds)."""
-    visits = np.asarray(result.visits, dtype=np.float64).copy()
-    priors = np.asarray(result.priors, dtype=np.float64)
-    total = float(visits.sum())
-    tree = _tree_of(player, moves)
-    top = []
-    for move in (int(m) for m in result.ranked_moves()[:TOP_MOVES]):  # the order the move is chosen in
-        if visits[move] <= 0:
-            break
-        q, line = _edge(tree, move) if tree is not None else (math.nan, (move,))
-        top.append(MoveStats(move, int(visits[move]), visits[move] / total, (q + 1.0) / 2.0,
-                             float(priors[move]), line))
-    return Analysis(moves, to_move, visits, float(result.value), playouts, seconds, tuple(top), state, chosen)
-
-
-# ------------------------------------------------------------------------------ the worker
-@dataclass(frozen=True)
-class Answer:
-    """How a search ended: the move (None on error), its analysis (search players), the error."""
-
-    move: int | None
-    analysis: Analysis | None
-    error: str | None
-    seconds: float
-
-
-class SearchJob:
-    """One AI move, searched in a daemon worker thread on a copy of the board."""
-
-    def __init__(self, player: Player, board: Board):
-        self.player = player
-        self.moves = tuple(board.moves)
-        self.to_move = board.current_player
-        self.started = time.perf_counter()
-        self._board = board.copy()
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._live: Analysis | None = None
-        self._answer: Answer | None = None
-        self.thread = threading.Thread(target=self._work, name="gomoku-ai", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def alive(self) -> bool:
-        return self.thread.is_alive()
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.started
-
-    def live(self) -> Analysis | None:
-        with self._lock:
-            return self._live
-
-    def answer(self) -> Answer | None:
-        with self._lock:
-            return self._answer
-
-    def target_playouts(self) -> int | None:
-        """The playouts the search will make; None under a time limit (it ends when the time is up)."""
-        if getattr(self.player, "seconds", None) is not None:
-            return None
-        return getattr(self.player, "n_playout", None)
-
-    def _progress(self, result) -> None:  # worker thread, between two rounds of playouts
-        analysis = make_analysis(self.player, result, self.moves, self.to_move, int(result.playouts),
-                                 self.elapsed(), SearchState.LIVE)
-        with self._lock:
-            self._live = analysis
-
-    def _work(self) -> None:
-        try:
-            analyse = getattr(self.player, "analyse", None)
-            if callable(analyse):
-                result = analyse(self._board, on_progress=self._progress, should_stop=self._stop.is_set)
-                move = result.best_move()
-                state = SearchState.STOPPED if self._stop.is_set() else SearchState.DONE
-                analysis = make_analysis(self.player, result, self.moves, self.to_move, int(result.playouts),
-                                         self.elapsed(), state, move)
-            else:
-                move, analysis = self.player.get_action(self._board), None
-            if not self.moves:  # the game's first move is the centre on every size (flat priors: L13 on 15x15)
-                move = self._board.centre
-            answer = Answer(move, analysis, None, self.elapsed())
-        except Forfeit as error:  # an external engine's misbehaviour: said in words, no traceback
-            log.warning("the AI engine forfeited: %s", error)
-            answer = Answer(None, None, forfeit_text(error), self.elapsed())
-        except Exception as error:  # shown in the window; the window goes on
-            log.exception("the AI failed")
-            answer = Answer(None, None, f"{type(error).__name__}: {error}", self.elapsed())
-        with self._lock:
-            self._answer = answer
-
-
-class Thinker:
-    """The AI's searches, one at a time (main thread): start, take the answer, cancel, wait."""
-
-    def __init__(self) -> None:
-        self.job: SearchJob | None = None
-        self.stopping: list[SearchJob] = []  # cancelled jobs whose thread has not ended yet
-
-    def reap(self) -> None:
-        self.stopping = [job for job in self.stopping if job.alive()]
-
-    def can_start(self) -> bool:
-        self.reap()
-        return self.job is None and not self.stopping
-
-    def start(self, player: Player, board: Board) -> SearchJob:
-        if not self.can_start():
-            raise RuntimeError("a search is still running")
-        self.job = SearchJob(player, board)
-        self.job.start()
-        return self.job
-
-    def take_answer(self) -> tuple[SearchJob, Answer] | None:
-        """The finished job and its answer, once; None while it thinks (or when none runs)."""
-        job = self.job
-        answer = job.answer() if job is not None else None
-        if answer is None:
-            return None
-        self.job = None
-        return job, answer
-
-    def cancel(self) -> Analysis | None:
-        """Stop the running search (its answer will be ignored); its last analysis, marked stopped."""
-        job, self.job = self.job, None
-        if job is None:
-            return None
-        job.stop()
-        self.stopping.append(job)
-        live = job.live()
-        return live.stopped() if live is not None else None
-
-    def join(self, timeout: float) -> None:
-        deadline = time.perf_counter() + timeout
-        for job in self.stopping:
-            job.thread.join(max(0.0, deadline - time.perf_counter()))
-        self.reap()

@@ -1,7 +1,7 @@
 """The pygame window for playing against the AI (``python scripts/play.py``).
 
 ``PlayApp`` turns events into commands on the game (``session.Session``) and the AI's searches
-(``ai.Thinker``), and describes each frame for the renderer (``draw``, ``panel``). Tests drive it
+(``thinking.Thinker``), and describes each frame for the renderer (``draw``, ``panel``). Tests drive it
 headless: post real pygame events, call ``step()`` or ``run_until_idle()``, and look at
 ``app.board``, at the texts the renderer drew (``app.renderer.texts()``) or at the pixels of
 ``app.draw()``.
@@ -19,15 +19,15 @@ import pygame
 from gomoku.matches.arena import close_players
 from gomoku.game.board import EMPTY, Board
 from gomoku.players import Player, format_point, trained_n_in_row, trained_size
-from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, Analysis, OneTorchThread,
-                          Strength, Thinker, build_opponent, check_opponent, choose_opponent, describe_spec,
-                          make_opponent, player_setting, short_spec, spec_strength, strength_ladder,
-                          with_strength)
+from gomoku.ui.ai import (DEFAULT_MODEL, DEFAULT_PLAYOUTS, FALLBACK_SPEC, OneTorchThread, Strength, build_opponent,
+                          check_opponent, choose_opponent, describe_spec, make_opponent, player_setting, short_spec,
+                          spec_strength, strength_ladder, with_strength)
 from gomoku.ui.draw import Renderer
 from gomoku.ui.frame import AI_FAILED_HINT, GAME_OVER, Frame, Scene, Thinking, build_frame, shown_analysis, status_text
 from gomoku.ui.layout import Layout, NoDisplayError, display_missing, fit_window, open_window
 from gomoku.ui.session import (BLACK, COLOUR_NAMES, DEFAULT_SIZE, N_IN_ROW, WHITE, Author, Session, SetupError,
                                describe_undo, initial_game)
+from gomoku.ui.thinking import Analysis, Thinker
 from gomoku.ui.sizes import window_problem
 
 __all__ = ["FALLBACK_SPEC", "NoDisplayError", "PlayApp", "SetupError"]

@@ -11,8 +11,9 @@ from enum import Enum
 from typing import Mapping
 
 from gomoku.game.board import DRAW, EMPTY, Board
-from gomoku.ui.ai import NO_MOVE, Analysis, SearchState, describe_spec, percent, short_spec
+from gomoku.ui.ai import describe_spec, short_spec
 from gomoku.ui.session import COLOUR_NAMES, Author, Session
+from gomoku.ui.thinking import NO_MOVE, Analysis, SearchState, percent
 
 
 class Tone(str, Enum):

@@ -12,10 +12,10 @@ import pygame
 from gomoku.game.board import EMPTY
 from gomoku.players import COLUMN_LETTERS, format_point
 from gomoku.ui import look
-from gomoku.ui.ai import Analysis, percent
 from gomoku.ui.frame import Frame
 from gomoku.ui.paint import Hit, Painter
 from gomoku.ui.session import BLACK, COLOUR_NAMES, WHITE
+from gomoku.ui.thinking import Analysis, percent
 
 SEPARATOR_Y = 90
 ANALYSIS_Y = 98

@@ -6,6 +6,7 @@ model with no server beyond static files.
 - ``browser``: a static server (``StaticServer``) and a headless Chromium driven over the DevTools
   protocol (``Chromium``, ``Page``), for ``scripts/play.py --web``, ``scripts/export_web.py`` and
   the tests.
+- ``screenshot``: a picture of the page in play (``scripts/export_web.py --screenshot``).
 - ``harness.js``: runs the page's scripts under node (tests, benchmark).
 
 Importing this package imports neither torch nor pygame (``export_site`` loads torch when called).

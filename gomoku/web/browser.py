@@ -2,8 +2,9 @@
 
 Standard library only: the static server is ``http.server``; Chromium is started with
 ``--remote-debugging-port=0`` and spoken to over a small WebSocket client written here (text
-frames, masked as a client must; ping answered). Used by ``scripts/export_web.py`` (screenshot,
-timing), ``scripts/play.py --web`` (serve and open a browser) and the tests (a whole game by clicks).
+frames, masked as a client must; ping answered). Used by ``scripts/export_web.py`` (its screenshot,
+``gomoku.web.screenshot``; its timing, ``gomoku.lab.bench_export``), ``scripts/play.py --web``
+(serve and open a browser) and the tests (a whole game by clicks).
 """
 
 from __future__ import annotations
@@ -360,6 +361,13 @@ class Page:
 
     def click_point(self, move: int) -> None:
         self.browser.click_selector(f'#board rect[data-move="{move}"]')
+
+    def play(self, move: int, timeout: float | None = None) -> None:
+        """Click ``move`` as the person, then wait for the AI's answer or the end of the game."""
+        played = len(self.moves())
+        self.click_point(move)
+        self.browser.wait_for(f"document.body.dataset.moves.split(',').length >= {played + 2} "
+                              "|| document.body.dataset.state === 'over'", timeout=timeout)
 
     def click_button(self, element_id: str) -> None:
         self.browser.click_selector(f"#{element_id}")

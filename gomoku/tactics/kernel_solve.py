@@ -1,0 +1,119 @@
+"""The compiled solvers' entry points, the kernels Python calls (``gomoku.tactics.compiled``):
+``vcf_solve``, ``vct_solve``, ``vcf_defences``, ``vct_defences``; each returns a status of
+``kernel_vct`` (WIN, NO_WIN, UNKNOWN, STOPPED, NEEDS_ROOM) and releases the GIL while it runs.
+``vcf_loaded`` and ``vct_loaded`` are the solves that ``kernel_rules`` runs inside its own loop."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from gomoku.tactics.kernel_board import (BUDGET, EXHAUSTED, INTERRUPTED, NO_MOVE, NODES, board_views, load,
+                                         new_stamp, place, remove, table_views, vcf, vcf_views)
+from gomoku.tactics.kernel_vct import NEEDS_ROOM, NO_WIN, OUT_OF_ROOM, STOPPED, UNKNOWN, WIN, prove, quick, vct_views
+
+
+@njit(cache=True)
+def vct_loaded(T, B, X, ws, at, cells, attacker, budget, vcf_nodes):
+    """The VCT solve of ``cells`` (loaded here); the VCT's own views (``at`` on in ``ws``) are cut only when its VCF check fails."""
+    load(T, B, cells, attacker)
+    B.meta[BUDGET] = budget
+    new_stamp(B)
+    move = quick(T, B, X, min(budget, vcf_nodes))
+    if move >= 0:
+        return WIN, move, B.meta[NODES]
+    if move == EXHAUSTED or move == INTERRUPTED:
+        return (UNKNOWN if move == EXHAUSTED else STOPPED), NO_MOVE, B.meta[NODES]
+    Y, Z = vct_views(ws, at)
+    outcome, move = prove(T, B, X, Y, Z)
+    if outcome == EXHAUSTED:
+        return UNKNOWN, NO_MOVE, B.meta[NODES]
+    if outcome == INTERRUPTED:
+        return STOPPED, NO_MOVE, B.meta[NODES]
+    if outcome == OUT_OF_ROOM:
+        return NEEDS_ROOM, NO_MOVE, B.meta[NODES]
+    return outcome, move, B.meta[NODES]
+
+
+@njit(cache=True, nogil=True)  # the GIL released while it runs
+def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
+    """Whether ``attacker``, to move in ``cells``, has a VCT within ``budget`` nodes (its VCF check
+    first, within ``vcf_nodes``): (status, move, nodes)."""
+    B, at = board_views(ws)
+    X, at = vcf_views(ws, at)
+    return vct_loaded(table_views(tables), B, X, ws, at, cells, attacker, budget, vcf_nodes)
+
+
+@njit(cache=True)
+def vcf_loaded(T, B, X, budget):
+    """The VCF solve of the position loaded in ``B``: (status, move, nodes)."""
+    B.meta[NODES] = 0
+    B.meta[BUDGET] = budget
+    new_stamp(B)
+    move = vcf(T, B, X)
+    if move == EXHAUSTED:
+        return UNKNOWN, NO_MOVE, B.meta[NODES]
+    if move == INTERRUPTED:
+        return STOPPED, NO_MOVE, B.meta[NODES]
+    return (NO_WIN if move == NO_MOVE else WIN), move, B.meta[NODES]
+
+
+@njit(cache=True, nogil=True)  # the GIL released while it runs
+def vcf_solve(tables, ws, cells, attacker, budget):
+    """Whether ``attacker``, to move in ``cells``, has a VCF within ``budget`` nodes: (status,
+    move, nodes)."""
+    B, at = board_views(ws)
+    X, _ = vcf_views(ws, at)
+    T = table_views(tables)
+    load(T, B, cells, attacker)
+    return vcf_loaded(T, B, X, budget)
+
+
+@njit(cache=True, nogil=True)  # the GIL released while it runs
+def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
+    """For ``defender`` to move in ``cells``: which of ``moves`` leave the opponent without a VCF
+    within ``budget`` nodes, into ``stops`` (out of budget counts as a defence); the status that
+    ended it early (STOPPED), else WIN."""
+    B, at = board_views(ws)
+    X, _ = vcf_views(ws, at)
+    T = table_views(tables)
+    load(T, B, cells, 3 - defender)
+    for i in range(moves.shape[0]):
+        place(T, B, moves[i], defender)
+        status, _, _ = vcf_loaded(T, B, X, budget)
+        remove(T, B, moves[i], defender)
+        if status == STOPPED:
+            return status
+        stops[i] = status != WIN
+    return WIN
+
+
+@njit(cache=True, nogil=True)  # the GIL released while it runs
+def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
+    """``vcf_defences`` for VCTs (each move's solve from a fresh load); NEEDS_ROOM too."""
+    B, at = board_views(ws)
+    X, at = vcf_views(ws, at)
+    T = table_views(tables)
+    work = cells.copy()
+    for i in range(moves.shape[0]):
+        work[moves[i]] = defender
+        status, _, _ = vct_loaded(T, B, X, ws, at, work, 3 - defender, budget, vcf_nodes)
+        work[moves[i]] = 0
+        if status == STOPPED or status == NEEDS_ROOM:
+            return status
+        stops[i] = status != WIN
+    return WIN
+
+
+@njit(cache=True, nogil=True)  # the GIL released while it runs
+def solve_repeatedly(tables, ws, cells, attacker, budget, vcf_nodes, repeats):
+    """``vct_solve`` (``vcf_nodes`` >= 0) or ``vcf_solve`` (``vcf_nodes`` < 0) of one position,
+    ``repeats`` times in one call: what a solve costs inside the kernels, as ``kernel_rules``' batch
+    and the defence kernels run them, without a call from Python each (the bench times it). The
+    last answer."""
+    status, move, nodes = NO_WIN, NO_MOVE, 0
+    for _ in range(repeats):
+        if vcf_nodes < 0:
+            status, move, nodes = vcf_solve(tables, ws, cells, attacker, budget)
+        else:
+            status, move, nodes = vct_solve(tables, ws, cells, attacker, budget, vcf_nodes)
+    return status, move, nodes
