@@ -58,9 +58,9 @@
     else if (after === 2) threes.add(window);
   }
 
-  class AbSearch {
+  class AbSearch extends G.TrackedBoard {
     constructor(board, maxNodes) {
-      this.board = board.copy();
+      super(board);
       const lines = G.linesOf(board.width, board.height, board.nInRow);
       this.windows = lines.windows;
       this.through = lines.through;
@@ -85,18 +85,6 @@
       for (const move of this.board.moves) for (const p of this.nearOf[move]) this.near[p]++;
       this.win = 10 * this.windows.length * 600 + 10 * board.size;
       this.infinity = 2 * this.win;
-    }
-
-    play(move) {
-      const player = this.board.currentPlayer;
-      this.board.doMove(move);
-      this._update(move, player, 1);
-    }
-
-    undo() {
-      const move = this.board.lastMove, player = this.board.cells[move];
-      this.board.undoMove();
-      this._update(move, player, -1);
     }
 
     _update(move, player, step) {

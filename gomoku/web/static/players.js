@@ -109,10 +109,30 @@
     }
   }
 
-  /** A board copy with window counts kept up to date move by move, for alpha-beta search. */
-  class SearchState {
+  /** A board copy (``board``) whose counts ``_update(move, player, step)`` keeps up to date as
+   *  moves are played (step 1) and taken back (step -1): the searches' positions. */
+  class TrackedBoard {
     constructor(board) {
       this.board = board.copy();
+    }
+
+    play(move) {
+      const player = this.board.currentPlayer;
+      this.board.doMove(move);
+      this._update(move, player, 1);
+    }
+
+    undo() {
+      const move = this.board.lastMove, player = this.board.cells[move];
+      this.board.undoMove();
+      this._update(move, player, -1);
+    }
+  }
+
+  /** A board copy with window counts kept up to date move by move, for alpha-beta search. */
+  class SearchState extends TrackedBoard {
+    constructor(board) {
+      super(board);
       this.lines = classicalLines(board);
       this.need = board.nInRow - 1;
       this.counts = windowCounts(this.board, this.lines);
@@ -134,18 +154,6 @@
         if (mine === this.need) this.fours[player] += sign;
         else if (mine === this.need - 1) this.threes[player] += sign;
       }
-    }
-
-    play(move) {
-      const player = this.board.currentPlayer;
-      this.board.doMove(move);
-      this._update(move, player, 1);
-    }
-
-    undo() {
-      const move = this.board.lastMove, player = this.board.cells[move];
-      this.board.undoMove();
-      this._update(move, player, -1);
     }
 
     _update(move, player, step) {
@@ -265,5 +273,5 @@
     throw new Error(`unknown player ${kind}`);
   }
 
-  Object.assign(G, { RandomPlayer, HeuristicPlayer, MinimaxPlayer, makeClassicalPlayer });
+  Object.assign(G, { RandomPlayer, HeuristicPlayer, MinimaxPlayer, makeClassicalPlayer, TrackedBoard });
 })(typeof globalThis !== "undefined" ? globalThis : self);
