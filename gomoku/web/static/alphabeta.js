@@ -166,22 +166,8 @@
       } else {
         moves = this.orderedMoves(me, TOP_K);
       }
-      let best = -this.infinity;
-      for (const move of moves) {
-        this.play(move);
-        let score;
-        try {
-          score = -this.negamax(blocks.length ? depth : depth - 1, -beta, -alpha, ply + 1);
-        } finally {
-          this.undo();
-        }
-        if (score > best) {
-          best = score;
-          alpha = Math.max(alpha, score);
-          if (alpha >= beta) break;
-        }
-      }
-      return best;
+      const below = blocks.length ? depth : depth - 1;
+      return this.bestOf(moves, alpha, beta, (a, b) => -this.negamax(below, -b, -a, ply + 1));
     }
 
     rootScores(moves, depth) {

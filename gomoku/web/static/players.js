@@ -127,6 +127,28 @@
       this.board.undoMove();
       this._update(move, player, -1);
     }
+
+    /** The negamax loop of both searches: the best ``score(alpha, beta)`` over ``moves``, each
+     *  played while it is scored (taken back even when the score throws), cut once alpha >= beta;
+     *  -this.infinity when there is none. */
+    bestOf(moves, alpha, beta, score) {
+      let best = -this.infinity;
+      for (const move of moves) {
+        this.play(move);
+        let value;
+        try {
+          value = score(alpha, beta);
+        } finally {
+          this.undo();
+        }
+        if (value > best) {
+          best = value;
+          alpha = Math.max(alpha, value);
+          if (alpha >= beta) break;
+        }
+      }
+      return best;
+    }
   }
 
   /** A board copy with window counts kept up to date move by move, for alpha-beta search. */
@@ -220,18 +242,7 @@
       if (opponentWins.length > 1) return -(this.win - (ply + 2));
       if (!opponentWins.length && this.hasDoubleThreat(me)) return this.win - (ply + 3);
       if (depth === 0) return this.evaluate(me);
-      let best = -this.infinity;
-      for (const move of this.orderedMoves(me)) {
-        this.play(move);
-        const score = -this.negamax(depth - 1, -beta, -alpha, ply + 1);
-        this.undo();
-        if (score > best) {
-          best = score;
-          alpha = Math.max(alpha, score);
-          if (alpha >= beta) break;
-        }
-      }
-      return best;
+      return this.bestOf(this.orderedMoves(me), alpha, beta, (a, b) => -this.negamax(depth - 1, -b, -a, ply + 1));
     }
   }
 
