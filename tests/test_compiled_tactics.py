@@ -195,5 +195,22 @@ def test_a_solve_repeated_inside_the_kernels_answers_as_one_call():
     cells = cells_after(GAME_D5, 10)
     for solver in (CompiledVcfSolver(geometry), CompiledVctSolver(geometry, 5000)):
         for attacker in (1, 2):
-            answer, seconds = solver.seconds_in_kernel(cells, attacker, repeats=3)
-            assert answer == solver.solve(cells, attacker) and seconds > 0
+            for loaded in (False, True):  # a solve left the loaded position as it was: the same answer again
+                answer, seconds = solver.seconds_in_kernel(cells, attacker, repeats=3, loaded=loaded)
+                assert answer == solver.solve(cells, attacker) and seconds > 0
+
+
+def test_a_solve_leaves_the_loaded_position_as_it_was_whatever_ended_it():
+    """Solved again on the same loaded board (as ``kernel_rules`` solves an inner node on the
+    position it loaded), each answer is a fresh load's: won, refuted or out of budget."""
+    from gomoku.tactics.compiled import CompiledVctSolver
+
+    geometry, rng = Geometry(9, 9, 5), np.random.default_rng(11)
+    solver = CompiledVctSolver(geometry, 300)
+    ended = set()
+    for _ in range(150):
+        cells = random_cells(geometry, rng, 8, 30)
+        attacker = int(rng.integers(1, 3))
+        answer, _ = solver.seconds_in_kernel(cells, attacker, repeats=2, loaded=True)
+        ended.add(answer.status)
+    assert ended == {ThreatStatus.WIN, ThreatStatus.NO_WIN, ThreatStatus.UNKNOWN}

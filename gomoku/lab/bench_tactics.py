@@ -8,7 +8,9 @@ checks included. Each is then timed with both solvers, whose answers must agree,
 self-play makes it with each: the reference's every call from Python; the kernel's root solves
 from Python too, but its inner nodes' solves and the defence checks' inside one kernel call for a
 batch (``kernel_rules``, ``vcf_defences``/``vct_defences``), so those are timed inside the kernels
-(``seconds_in_kernel``). The time of every kernel call from Python is reported too. Self-play
+(``seconds_in_kernel``): an inner node's solve on the position already loaded (``kernel_rules``
+loads it once for its fours check and solves it there), a defence check's with its own load. The
+time of every kernel call from Python is reported too. Self-play
 runs the same seeded games with both (their answers agree, so the games do too: the bench checks
 that they made the same moves).
 """
@@ -153,7 +155,8 @@ def time_calls(calls: list[SolverCall], geometry: Geometry, config: Config) -> d
         else:
             repeats = int(np.clip(KERNEL_TIMING_SECONDS / times["python_call"][-1], 1, MAX_KERNEL_REPEATS))
             inside = [made[COMPILED][call.kind].seconds_in_kernel(call.cells, call.attacker, call.max_nodes,
-                                                                  repeats)[1] for _ in range(CALL_REPEATS)]
+                                                                  repeats, loaded=call.origin == INNER)[1]
+                      for _ in range(CALL_REPEATS)]
             times[COMPILED].append(statistics.median(inside))
         mismatches += answers[0] != answers[1]
         nodes.append(answers[0].nodes)

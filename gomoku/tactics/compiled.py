@@ -218,15 +218,17 @@ class _Solver:
         return stops
 
     def seconds_in_kernel(self, cells: np.ndarray, attacker: int, max_nodes: int | None = None,
-                          repeats: int = 1) -> tuple[ThreatResult, float]:
+                          repeats: int = 1, loaded: bool = False) -> tuple[ThreatResult, float]:
         """``solve``'s answer and the seconds one solve takes inside the kernels (the mean of
-        ``repeats`` run in one call: as a batch of inner nodes or a defence check runs them, with no
-        call from Python each), for the bench."""
+        ``repeats`` run in one call, with no call from Python each), for the bench. ``loaded``: the
+        position loaded once, as an inner node's solve runs on the position ``kernel_rules`` loaded
+        for its fours check; else each solve loads it, as a defence check does."""
         answer = self.solve(cells, attacker, max_nodes)  # the workspace grown to what the solve needs
         budget = int(self.max_nodes if max_nodes is None else max_nodes)
         vcf_nodes = self._budgets()[1] if self._vct else -1
         start = time.perf_counter()
-        again = ks.solve_repeatedly(self._tables, self._ws, _cells(cells), int(attacker), budget, vcf_nodes, repeats)
+        again = ks.solve_repeatedly(self._tables, self._ws, _cells(cells), int(attacker), budget, vcf_nodes, repeats,
+                                     loaded)
         seconds = (time.perf_counter() - start) / repeats
         if _result(again) != answer:
             raise RuntimeError(f"the repeated solve answered {_result(again)}, not {answer}")

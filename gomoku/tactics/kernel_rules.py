@@ -47,7 +47,7 @@ def inner_moves(tables, ws, cells, to_move, depth, least, vcf_nodes, vct_from, v
             can_win[i] = status == WIN
         if vct_from <= depth[i] <= vct_to and not can_win[i]:
             calls[1] += 1
-            status, _, _ = vct_loaded(T, B, X, ws, at, cells[i], to_move[i], vct_nodes, vcf_nodes)
+            status, _, _ = vct_loaded(T, B, X, ws, at, vct_nodes, vcf_nodes)  # on the position loaded above
             if status == NEEDS_ROOM:
                 return status
             can_win[i] = status == WIN

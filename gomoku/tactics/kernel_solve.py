@@ -1,7 +1,8 @@
 """The compiled solvers' entry points, the kernels Python calls (``gomoku.tactics.compiled``):
 ``vcf_solve``, ``vct_solve``, ``vcf_defences``, ``vct_defences``; each returns a status of
 ``kernel_vct`` (WIN, NO_WIN, UNKNOWN, STOPPED, NEEDS_ROOM) and releases the GIL while it runs.
-``vcf_loaded`` and ``vct_loaded`` are the solves that ``kernel_rules`` runs inside its own loop."""
+``vcf_loaded`` and ``vct_loaded`` solve the position already loaded in the board: ``kernel_rules``
+runs them inside its own loop on the position it loaded for its fours check."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from gomoku.tactics.kernel_vct import NEEDS_ROOM, NO_WIN, OUT_OF_ROOM, STOPPED, 
 
 
 @njit(cache=True)
-def vct_loaded(T, B, X, ws, at, cells, attacker, budget, vcf_nodes):
-    """The VCT solve of ``cells`` (loaded here); the VCT's own views (``at`` on in ``ws``) are cut only when its VCF check fails."""
-    load(T, B, cells, attacker)
+def vct_loaded(T, B, X, ws, at, budget, vcf_nodes):
+    """The VCT solve of the position loaded in ``B`` (left as it was): (status, move, nodes). The
+    VCT's own views (``at`` on in ``ws``) are cut only when its VCF check fails."""
+    B.meta[NODES] = 0
     B.meta[BUDGET] = budget
     new_stamp(B)
     move = quick(T, B, X, min(budget, vcf_nodes))
@@ -40,7 +42,9 @@ def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
     first, within ``vcf_nodes``): (status, move, nodes)."""
     B, at = board_views(ws)
     X, at = vcf_views(ws, at)
-    return vct_loaded(table_views(tables), B, X, ws, at, cells, attacker, budget, vcf_nodes)
+    T = table_views(tables)
+    load(T, B, cells, attacker)
+    return vct_loaded(T, B, X, ws, at, budget, vcf_nodes)
 
 
 @njit(cache=True)
@@ -96,7 +100,8 @@ def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
     work = cells.copy()
     for i in range(moves.shape[0]):
         work[moves[i]] = defender
-        status, _, _ = vct_loaded(T, B, X, ws, at, work, 3 - defender, budget, vcf_nodes)
+        load(T, B, work, 3 - defender)
+        status, _, _ = vct_loaded(T, B, X, ws, at, budget, vcf_nodes)
         work[moves[i]] = 0
         if status == STOPPED or status == NEEDS_ROOM:
             return status
@@ -105,15 +110,23 @@ def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
 
 
 @njit(cache=True, nogil=True)  # the GIL released while it runs
-def solve_repeatedly(tables, ws, cells, attacker, budget, vcf_nodes, repeats):
-    """``vct_solve`` (``vcf_nodes`` >= 0) or ``vcf_solve`` (``vcf_nodes`` < 0) of one position,
-    ``repeats`` times in one call: what a solve costs inside the kernels, as ``kernel_rules``' batch
-    and the defence kernels run them, without a call from Python each (the bench times it). The
-    last answer."""
+def solve_repeatedly(tables, ws, cells, attacker, budget, vcf_nodes, repeats, loaded):
+    """The VCT (``vcf_nodes`` >= 0) or VCF (``vcf_nodes`` < 0) solve of one position, ``repeats``
+    times in one call: what a solve costs inside the kernels, without a call from Python each (the
+    bench times it). ``loaded``: the position is loaded once and only the solves are repeated, as
+    ``kernel_rules`` solves an inner node on the position it loaded for its fours check; else each
+    solve loads it, as ``vct_defences`` does. The last answer."""
+    B, at = board_views(ws)
+    X, at = vcf_views(ws, at)
+    T = table_views(tables)
     status, move, nodes = NO_WIN, NO_MOVE, 0
+    if loaded:
+        load(T, B, cells, attacker)
     for _ in range(repeats):
+        if not loaded:
+            load(T, B, cells, attacker)
         if vcf_nodes < 0:
-            status, move, nodes = vcf_solve(tables, ws, cells, attacker, budget)
+            status, move, nodes = vcf_loaded(T, B, X, budget)
         else:
-            status, move, nodes = vct_solve(tables, ws, cells, attacker, budget, vcf_nodes)
+            status, move, nodes = vct_loaded(T, B, X, ws, at, budget, vcf_nodes)
     return status, move, nodes

@@ -363,8 +363,8 @@ def _expand_and(T, B, X, Z, node, used):
 @njit(cache=True)
 def prove(T, B, X, Y, Z):
     """Proof-number search from the loaded position (attacker to move), after its VCF check:
-    (WIN, its first move), (NO_WIN, NO_MOVE) or (EXHAUSTED / INTERRUPTED / OUT_OF_ROOM, NO_MOVE), the
-    position then not restored (reload it). The reference's loop: from the root down to a
+    (WIN, its first move), (NO_WIN, NO_MOVE) or (EXHAUSTED / INTERRUPTED / OUT_OF_ROOM, NO_MOVE);
+    the position is left as it was. The reference's loop: from the root down to a
     most-proving node, expand it, numbers back up, staying below a node while the descent from the
     root would choose it again (df-pn's thresholds, ties included)."""
     attacker = B.meta[ATTACKER]
@@ -383,6 +383,8 @@ def prove(T, B, X, Y, Z):
         if Z.child_start[node] < 0:
             failed = _expand_or(T, B, X, Y, Z, node, used) if or_node else _expand_and(T, B, X, Z, node, used)
             if failed:
+                for d in range(depth, 0, -1):  # take back the path: its move at d was the parent's player's
+                    remove(T, B, Z.path_moves[d], attacker if (d - 1) % 2 == 0 else defender)
                 return failed, NO_MOVE
         # the node's numbers from its children's (an OR node: the smallest proof number, the
         # disproof numbers' sum; an AND node the other way round), and the child to descend to
