@@ -3,7 +3,7 @@ solver call on the calls self-play makes, and self-play positions per second wit
 a net and once with a free constant evaluator (what a GPU could reach), in the same run.
 
 The calls are recorded from the reference's own self-play (the default config's search, the net
-given): every VCF and VCT solve its rules ran (cache hits are not solves), the root's defence
+given; a run of its own, untimed, as recording costs time): every VCF and VCT solve its rules ran (cache hits are not solves), the root's defence
 checks included. Each is then timed with both solvers, whose answers must agree, the way
 self-play makes it with each: the reference's every call from Python; the kernel's root solves
 from Python too, but its inner nodes' solves and the defence checks' inside one kernel call for a
@@ -35,8 +35,8 @@ from mcts import UniformEvaluator
 
 MAX_CALLS = 4000  # recorded solver calls timed (evenly spaced when self-play made more)
 CALL_REPEATS = 3  # each call timed this many times with each solver (the median kept)
-KERNEL_TIMING_SECONDS = 2e-4  # a solve timed inside the kernels is repeated in one call for about this long
-MAX_KERNEL_REPEATS = 200
+KERNEL_TIMING_SECONDS = 1e-3  # a solve timed inside the kernels is repeated in one call for about this long
+MAX_KERNEL_REPEATS = 1000
 DEEP_NODES = 100  # calls of at least this many nodes: their nodes per second are the solvers' speed in search
 ROOT, INNER, DEFENCE = "root", "inner", "defence"  # where a search made a solve
 
@@ -231,11 +231,11 @@ def run_tactics(s: BenchSettings, evaluator, model: str, log=print, config: Conf
                      "search": {k: getattr(config.search, k) for k in ("n_playout", "vcf_nodes", "vct_nodes")},
                      "parallel_games": config.selfplay.parallel_games}
     calls: list[SolverCall] = []
+    selfplay_rate(config, evaluator, REFERENCE, s.selfplay_games, calls)  # recorded in a run of its own, untimed
     runs = {}
     for name, net in (("net", evaluator), ("free", UniformEvaluator())):
         for kind in (REFERENCE, COMPILED):
-            runs[name, kind] = selfplay_rate(config, net, kind, s.selfplay_games,
-                                             calls if (name, kind) == ("net", REFERENCE) else None)
+            runs[name, kind] = selfplay_rate(config, net, kind, s.selfplay_games)
             log(f"self-play, {name:4s} evaluator, {kind:9s} tactics: {runs[name, kind]['positions_per_s']:7.2f} "
                 f"positions/s ({runs[name, kind]['positions']} positions, {runs[name, kind]['seconds']:.0f} s, "
                 f"the evaluator {100 * runs[name, kind]['net_share']:.0f}% of it)")
