@@ -60,7 +60,7 @@ from mcts.game import FIRST, SECOND
 log = logging.getLogger(__name__)
 
 VCF_CACHE_SIZE = 50_000  # solver answers remembered by one rules object, across searches (cleared when full)
-VCT_LEAF_NODES = 1000  # the VCT solver's budget at a leaf (``vct_leaf_depth``; docs/threats.md: 200 in Python, 1000 compiled)
+VCT_LEAF_NODES = 200  # the VCT solver's budget at a leaf (``vct_leaf_depth``; docs/threats.md)
 
 
 class FreestyleRules:

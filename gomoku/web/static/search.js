@@ -29,7 +29,7 @@
   const ILLEGAL_VALUE_SUM = -1e9;
   const CAPACITY_PER_PLAYOUT = 3;
   const VCF_CACHE_SIZE = 50000;  // solver answers remembered per search (cleared when full)
-  const VCT_LEAF_NODES = 1000;  // the VCT solver's budget at a leaf (gomoku/tactics/rules.py's)
+  const VCT_LEAF_NODES = 200;  // the VCT solver's budget at a leaf (gomoku/tactics/rules.py's)
 
   // The Python AlphaZero player's defaults (gomoku/players/search.py).
   const DEFAULTS = Object.freeze({ nPlayout: 400, cPuct: 5.0, forcedMoves: true, vcf: true,
