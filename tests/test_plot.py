@@ -12,8 +12,8 @@ pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
 
 from gomoku.training.metrics import IterationRecord  # noqa: E402
-from gomoku.lab.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, load_metrics,  # noqa: E402
-                                  moving_average, plot_metrics, smoothing_window)
+from gomoku.lab.plot import (DEFAULT_SIZE, TITLES, build_figure, eval_results, first_reached,  # noqa: E402
+                             load_metrics, moving_average, plot_metrics, rung_table, rungs, smoothing_window)
 from tests.fakes import checkout_env, load_script  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -252,3 +252,37 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path, capsys, monkeypatch):
     monkeypatch.undo()
     assert out.read_bytes() == b"the previous plot"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["curves.png", "run"]
+
+
+def test_the_rung_table_gives_each_evaluation_its_minute_its_counts_and_its_interval(tmp_path):
+    records = synthetic_records(20, opponents=("ab:2",))
+    for i, (wins, draws, losses) in zip((4, 9, 14, 19), ((0, 2, 8), (2, 6, 2), (5, 5, 0), (10, 0, 0))):
+        records[i]["eval"]["opponents"] = [{"opponent": "ab:2", "wins": 1, "draws": 0, "losses": 1, "score": 0.5},
+                                           {"opponent": "ab:4:vct", "wins": wins, "draws": draws, "losses": losses,
+                                            "score": (wins + draws / 2) / 10}]
+    found = rungs(records)
+    assert [(r.minutes, r.games) for r in found] == [(5.0, 80), (10.0, 160), (15.0, 240), (20.0, 320)]
+    assert [r.opponent for r in found[0].results] == ["pure:1000", "ab:2", "ab:4:vct"]
+    assert first_reached(found, "ab:4:vct", 0.5) is found[1]  # +2 =6 -2 is 0.5
+    assert first_reached(found, "ab:4:vct", 0.8).games == 320 and first_reached(found, "ab:9", 0.1) is None
+    table = rung_table(records).splitlines()
+    assert table[0] == "| minutes | games | vs ab:2 | vs ab:4:vct |"
+    assert table[2] == "| 5.0 | 80 | +1 =0 -1, 0.50 [0.09, 0.91] | +0 =2 -8, 0.10 [0.02, 0.40] |"
+    assert table[5] == "| 20.0 | 320 | +1 =0 -1, 0.50 [0.09, 0.91] | +10 =0 -0, 1.00 [0.72, 1.00] |"
+    assert rung_table(records, ["ab:4:vct"]).splitlines()[3] == "| 10.0 | 160 | +2 =6 -2, 0.50 [0.24, 0.76] |"
+    write_metrics(tmp_path / "run", records)
+    done = subprocess.run([sys.executable, "scripts/plot.py", str(tmp_path / "run"), "--table"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, env=checkout_env())
+    assert done.returncode == 0 and done.stdout.splitlines() == table
+    assert not (tmp_path / "run" / "curves.png").exists()
+
+
+def test_the_panels_can_be_drawn_against_minutes_of_run_time():
+    records = synthetic_records(20, opponents=("ab:2",))
+    records[0]["wall_time"] = None  # an old record without run time is left out
+    axes = build_figure(records, against="minutes").get_axes()
+    assert {ax.get_xlabel() for ax in axes} == {"minutes of run time"}
+    assert list(lines(axes[5], "positions/s")[0].get_xdata()) == [float(i) for i in range(2, 21)]
+    assert list(lines(axes[2], "vs ab:2")[0].get_xdata()) == [5.0, 10.0, 15.0, 20.0]
+    with pytest.raises(ValueError, match="no record has its minutes of run time"):
+        build_figure([{"iteration": 1, "games": 16}], against="minutes")

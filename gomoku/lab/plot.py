@@ -3,9 +3,12 @@
     from gomoku.lab.plot import plot_metrics
     plot_metrics("runs/9x9", "curves.png")      # or the metrics.jsonl itself; default out: <run dir>/curves.png
 
-Six panels against self-play games: losses, policy entropy, evaluation scores (the pure-MCTS ladder
-and every other opponent found in the records), the learning-rate multiplier and KL, the value head's
-explained variance, and the self-play speed. Unknown keys are ignored, missing ones leave gaps, a
+Six panels against self-play games (or minutes of run time: ``against="minutes"``): losses,
+policy entropy, evaluation scores (the pure-MCTS ladder and every other opponent found in the
+records), the learning-rate multiplier and KL, the value head's explained variance, and the
+self-play speed. ``rung_table`` gives the evaluations as a table: the minute of run time of each,
+and its score against every opponent (wins, draws, losses, 95% interval), so that a run's own
+metrics show when it first reached a score. Unknown keys are ignored, missing ones leave gaps, a
 torn last line (a run still writing) is skipped, and so are other lines that are not records and
 values too large to draw (each logged as a warning). ``import gomoku`` does not import this module.
 """
@@ -18,6 +21,7 @@ import logging
 import math
 import os
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -25,6 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from gomoku.matches.records import wilson_interval
 from gomoku.training.metrics import METRICS, IterationRecord
 CONFIG = "config.yaml"
 DEFAULT_OUT = "curves.png"
@@ -36,6 +41,7 @@ SMOOTH_MIN_POINTS = 30  # from this many points on, noisy curves get a moving av
 TITLES = ("Loss", "Policy entropy (nats)", "Evaluation score", "LR multiplier and KL (log scale)",
           "Value explained variance", "Self-play speed (positions/s)")
 LEVEL_COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
+AXES = {"games": "self-play games", "minutes": "minutes of run time"}  # what the panels are drawn against
 PLOT_LIMIT = 1e15  # larger magnitudes are not drawn: no metric gets there, and axis ranges overflow near 1e308
 
 log = logging.getLogger(__name__)
@@ -142,14 +148,26 @@ def as_records(records: Iterable[IterationRecord | dict]) -> list[IterationRecor
     return [r if isinstance(r, IterationRecord) else IterationRecord.from_dict(r) for r in records]
 
 
-def series(records: Iterable[IterationRecord], key: str, positive: bool = False) -> tuple[list[float], list[float]]:
-    """(games, values) of one metric (a field of ``IterationRecord``), skipping records without a
-    drawable (and, if asked, positive) value; a finite value too large to draw is logged."""
+def position(record: IterationRecord, against: str = "games") -> float | None:
+    """Where a record lies on the x axis ``against`` (``AXES``): its self-play games, or its minutes
+    of run time (None when it has no drawable run time)."""
+    if against not in AXES:
+        raise ValueError(f"against must be one of {', '.join(AXES)}, got {against!r}")
+    if against == "games":
+        return float(record.games)
+    return record.wall_time / 60 if _finite(record.wall_time) else None
+
+
+def series(records: Iterable[IterationRecord], key: str, positive: bool = False,
+           against: str = "games") -> tuple[list[float], list[float]]:
+    """(x, values) of one metric (a field of ``IterationRecord``), x the records' ``position``,
+    skipping records without a drawable (and, if asked, positive) value or x; a finite value too
+    large to draw is logged."""
     pairs, huge = [], []
     for r in records:
-        value = r.get(key)
-        if _finite(value) and (value > 0 or not positive):
-            pairs.append((float(r.games), float(value)))
+        value, x = r.get(key), position(r, against)
+        if _finite(value) and (value > 0 or not positive) and x is not None:
+            pairs.append((x, float(value)))
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
                 and abs(value) > PLOT_LIMIT:
             huge.append(r.games)
@@ -158,28 +176,118 @@ def series(records: Iterable[IterationRecord], key: str, positive: bool = False)
     return [x for x, _ in pairs], [y for _, y in pairs]
 
 
-def eval_results(records: Iterable[IterationRecord | dict]) -> tuple[list[tuple], dict[str, list[tuple[float, float]]]]:
-    """(ladder, others): ladder holds (games, pure_playouts or None, score, new_best) of the pure-MCTS
+def _entries(record: IterationRecord) -> Iterable[tuple[dict | None, list[dict]]]:
+    """Each evaluation object of a record: (its ladder object or None, its other opponents' objects).
+    ``eval`` may be one object or a list; objects naming an ``opponent`` count as others, and so
+    does each entry of an object's ``opponents`` list."""
+    evals = record.eval
+    for e in evals if isinstance(evals, list) else [evals]:
+        if not isinstance(e, dict):
+            continue
+        listed = e.get("opponents") if isinstance(e.get("opponents"), list) else []
+        entries = [o for o in listed if isinstance(o, dict)]
+        ladder = None
+        if "opponent" in e and "pure_playouts" not in e:
+            entries.insert(0, e)
+        elif _finite(e.get("score")):
+            ladder = e
+        yield ladder, entries
+
+
+def eval_results(records: Iterable[IterationRecord | dict],
+                 against: str = "games") -> tuple[list[tuple], dict[str, list[tuple[float, float]]]]:
+    """(ladder, others): ladder holds (x, pure_playouts or None, score, new_best) of the pure-MCTS
     ladder; others maps each other opponent's name (``eval.opponents``: "minimax:2", ...) to its
-    (games, score) points. ``eval`` may be one object or a list; objects naming an ``opponent`` count
-    as others, and so does each entry of an object's ``opponents`` list."""
+    (x, score) points; x is the record's ``position`` (records without one are left out)."""
     ladder, others = [], {}
     for record in as_records(records):
-        games, evals = float(record.games), record.eval
-        for e in evals if isinstance(evals, list) else [evals]:
-            if not isinstance(e, dict):
-                continue
-            listed = e.get("opponents") if isinstance(e.get("opponents"), list) else []
-            entries = [o for o in listed if isinstance(o, dict)]
-            if "opponent" in e and "pure_playouts" not in e:
-                entries.insert(0, e)
-            elif _finite(e.get("score")):
+        x = position(record, against)
+        if x is None:
+            continue
+        for e, entries in _entries(record):
+            if e is not None:
                 level = e.get("pure_playouts") if _finite(e.get("pure_playouts")) else None
-                ladder.append((games, level, float(e["score"]), bool(e.get("new_best"))))
+                ladder.append((x, level, float(e["score"]), bool(e.get("new_best"))))
             for o in entries:
                 if _finite(o.get("score")):
-                    others.setdefault(str(o.get("opponent", "?")), []).append((games, float(o["score"])))
+                    others.setdefault(str(o.get("opponent", "?")), []).append((x, float(o["score"])))
     return ladder, others
+
+
+@dataclass(frozen=True)
+class Result:
+    """One match of an evaluation: the opponent, the model's wins, draws and losses, its score
+    (draws half) and the score's 95% (Wilson) interval."""
+
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    ci95: tuple[float, float]
+
+    def describe(self) -> str:
+        return f"+{self.wins} ={self.draws} -{self.losses}, {self.score:.2f} [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]"
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One evaluation of a run: its minute of run time (None: not recorded), games, and matches
+    (those with their wins, draws and losses recorded)."""
+
+    minutes: float | None
+    games: int
+    results: tuple[Result, ...]
+
+    def result(self, opponent: str) -> Result | None:
+        return next((r for r in self.results if r.opponent == opponent), None)
+
+
+def _result(entry: dict, opponent: str) -> Result | None:
+    counts = [entry.get(k) for k in ("wins", "draws", "losses")]
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts) or not sum(counts):
+        return None
+    wins, draws, losses = counts
+    score = (wins + 0.5 * draws) / (wins + draws + losses)
+    return Result(opponent, wins, draws, losses, score, wilson_interval(score, wins + draws + losses))
+
+
+def rungs(records: Iterable[IterationRecord | dict]) -> list[Rung]:
+    """The evaluations of a run, in order, with their matches (the pure-MCTS ladder's as
+    ``pure:PLAYOUTS``)."""
+    found = []
+    for record in as_records(records):
+        results = []
+        for ladder, entries in _entries(record):
+            if ladder is not None and _finite(ladder.get("pure_playouts")):
+                results.append(_result(ladder, f"pure:{ladder['pure_playouts']:g}"))
+            results.extend(_result(o, str(o.get("opponent", "?"))) for o in entries)
+        results = tuple(r for r in results if r is not None)
+        if results:
+            found.append(Rung(position(record, "minutes"), int(record.games), results))
+    return found
+
+
+def first_reached(found: Sequence[Rung], opponent: str, score: float) -> Rung | None:
+    """The first evaluation scoring at least ``score`` against ``opponent`` (None: none did)."""
+    return next((r for r in found if (m := r.result(opponent)) is not None and m.score >= score), None)
+
+
+def rung_table(records: Iterable[IterationRecord | dict], opponents: Sequence[str] | None = None) -> str:
+    """A Markdown table of the evaluations: minutes of run time, games, then one column per
+    opponent (default: every opponent but the pure-MCTS ladder, in order of first appearance) with
+    the model's wins, draws, losses, score and 95% interval."""
+    found = rungs(records)
+    if opponents is None:
+        opponents = list(dict.fromkeys(r.opponent for rung in found for r in rung.results
+                                       if not r.opponent.startswith("pure:")))
+    rows = ["| minutes | games | " + " | ".join(f"vs {o}" for o in opponents) + " |",
+            "|---:|---:|" + "---|" * len(opponents)]
+    for rung in found:
+        cells = [(m.describe() if (m := rung.result(o)) is not None else "") for o in opponents]
+        minutes = "" if rung.minutes is None else f"{rung.minutes:.1f}"
+        rows.append(f"| {minutes} | {rung.games:,} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
 
 
 def moving_average(values: Sequence[float], window: int) -> np.ndarray:
@@ -220,22 +328,25 @@ def _finish(ax, empty: str) -> None:
 
 
 def build_figure(records: Sequence[IterationRecord | dict], title: str = "training curves",
-                 config: dict | None = None, size: tuple[int, int] = DEFAULT_SIZE) -> Figure:
-    """The six panels of a run's metrics, as a matplotlib Figure of `size` pixels (on an Agg canvas)."""
+                 config: dict | None = None, size: tuple[int, int] = DEFAULT_SIZE, against: str = "games") -> Figure:
+    """The six panels of a run's metrics, as a matplotlib Figure of `size` pixels (on an Agg canvas),
+    drawn against ``against`` (``AXES``)."""
     if not records:
         raise ValueError("no metrics records to plot")
     records = as_records(records)
+    xs = [x for r in records if (x := position(r, against)) is not None]
+    if not xs:
+        raise ValueError(f"no record has its {AXES[against]} to plot against")
     config = config or {}
     fig = Figure(figsize=(size[0] / DPI, size[1] / DPI), dpi=DPI, facecolor="white")
     FigureCanvasAgg(fig)
     header = min(0.2, 62 / size[1])  # the title and facts above the panels, ~62 px
     fig.set_layout_engine("constrained", rect=(0, 0, 1, 1 - header), h_pad=0.08, w_pad=0.08)
     axes = fig.subplots(2, 3).ravel()
-    last_games = max(float(r.games) for r in records)
     for ax, name in zip(axes, TITLES):
         ax.set_title(name, fontweight="bold")
-        ax.set_xlabel("self-play games")
-        ax.set_xlim(0, last_games * 1.03 or 1)
+        ax.set_xlabel(AXES[against])
+        ax.set_xlim(0, max(xs) * 1.03 or 1)
         ax.grid(True, color="0.92")
         ax.set_axisbelow(True)
         ax.tick_params(colors="0.35", labelsize=9)
@@ -244,10 +355,10 @@ def build_figure(records: Sequence[IterationRecord | dict], title: str = "traini
 
     for key, label, colour in (("loss", "loss", "C0"), ("policy_loss", "policy loss", "C1"),
                                ("value_loss", "value loss", "C2")):
-        windows.append(_curve(loss_ax, *series(records, key), colour, label))
+        windows.append(_curve(loss_ax, *series(records, key, against=against), colour, label))
     _finish(loss_ax, "no training yet")
 
-    windows.append(_curve(entropy_ax, *series(records, "entropy"), "C4", "entropy"))
+    windows.append(_curve(entropy_ax, *series(records, "entropy", against=against), "C4", "entropy"))
     board = config.get("board") if isinstance(config.get("board"), dict) else {}
     moves = board.get("width", 0) * board.get("height", 0) if _finite(board.get("width")) else 0
     if _finite(moves) and moves > 1 and entropy_ax.lines:
@@ -256,7 +367,7 @@ def build_figure(records: Sequence[IterationRecord | dict], title: str = "traini
 
     # Evaluation: ladder dots coloured by playout level (joined by a grey line), rings on new bests,
     # and a line per other opponent.
-    ladder, others = eval_results(records)
+    ladder, others = eval_results(records, against)
     if ladder:
         eval_ax.plot([g for g, *_ in ladder], [s for _, _, s, _ in ladder], color="0.7", lw=1, label="_ladder")
         levels = sorted({lv for _, lv, _, _ in ladder}, key=lambda v: (v is None, v or 0))
@@ -276,8 +387,10 @@ def build_figure(records: Sequence[IterationRecord | dict], title: str = "traini
     _finish(eval_ax, "no evaluation yet")
 
     lr_ax.set_yscale("log")
-    _curve(lr_ax, *series(records, "lr_multiplier", positive=True), "C3", "lr multiplier", smooth=False)
-    windows.append(_curve(lr_ax, *series(records, "kl", positive=True), "C5", "KL(old || new)", log=True))
+    _curve(lr_ax, *series(records, "lr_multiplier", positive=True, against=against), "C3", "lr multiplier",
+           smooth=False)
+    windows.append(_curve(lr_ax, *series(records, "kl", positive=True, against=against), "C5", "KL(old || new)",
+                          log=True))
     train = config.get("train") if isinstance(config.get("train"), dict) else {}
     if _finite(train.get("kl_targ")) and train["kl_targ"] > 0 and lr_ax.lines:
         lr_ax.axhline(train["kl_targ"], color="0.5", ls="--", lw=1.2, label=f"KL target {train['kl_targ']:g}")
@@ -286,11 +399,11 @@ def build_figure(records: Sequence[IterationRecord | dict], title: str = "traini
     lr_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     _finish(lr_ax, "no training yet")
 
-    windows.append(_curve(ev_ax, *series(records, "explained_var_old"), "C9", "before update"))
-    windows.append(_curve(ev_ax, *series(records, "explained_var_new"), "C0", "after update"))
+    windows.append(_curve(ev_ax, *series(records, "explained_var_old", against=against), "C9", "before update"))
+    windows.append(_curve(ev_ax, *series(records, "explained_var_new", against=against), "C0", "after update"))
     _finish(ev_ax, "no training yet")
 
-    windows.append(_curve(speed_ax, *series(records, "selfplay_positions_per_s"), "C8", "positions/s"))
+    windows.append(_curve(speed_ax, *series(records, "selfplay_positions_per_s", against=against), "C8", "positions/s"))
     speed_ax.set_ylim(bottom=0)
     _finish(speed_ax, "no data yet")
 
@@ -312,8 +425,9 @@ def build_figure(records: Sequence[IterationRecord | dict], title: str = "traini
 
 
 def plot_metrics(source: str | os.PathLike, out: str | os.PathLike | None = None,
-                 size: tuple[int, int] = DEFAULT_SIZE, title: str | None = None) -> Path:
-    """Render a run's metrics (a run directory or its metrics.jsonl) to a PNG; returns the PNG's path."""
+                 size: tuple[int, int] = DEFAULT_SIZE, title: str | None = None, against: str = "games") -> Path:
+    """Render a run's metrics (a run directory or its metrics.jsonl) to a PNG, drawn against
+    ``against`` (``AXES``); returns the PNG's path."""
     metrics, out = resolve_paths(source, out)
     if size[0] < MIN_SIZE[0] or size[1] < MIN_SIZE[1]:
         raise ValueError(f"image size {size[0]}x{size[1]} is too small (at least {MIN_SIZE[0]}x{MIN_SIZE[1]})")
@@ -321,7 +435,7 @@ def plot_metrics(source: str | os.PathLike, out: str | os.PathLike | None = None
         raise ValueError(f"image size {size[0]}x{size[1]} is too large (at most {MAX_SIZE[0]}x{MAX_SIZE[1]})")
     records = load_metrics(metrics)
     name = metrics.parent.name if metrics.name == METRICS else metrics.name
-    fig = build_figure(records, title or f"gomoku-zero training: {name}", load_config(metrics.parent), size)
+    fig = build_figure(records, title or f"gomoku-zero training: {name}", load_config(metrics.parent), size, against)
     _check_writable_target(out)
     write_png(fig, out)
     return out
