@@ -29,6 +29,12 @@ from numba import njit
 from gomoku.tactics.threats import (ATTACKER_FOUR, ATTACKER_THREE, ATTACKER_TWO, DEFENDER_FOUR,  # noqa: F401
                                     DEFENDER_THREE, NONE)
 
+# The options of every kernel: cached, and without numba's reference counting of arrays
+# (``_nrt=False``). The kernels allocate nothing (every array is a view of the tables or of the
+# workspace, which Python owns), and the counting, an atomic operation on each array a helper
+# takes or cuts, cost more than a small solve itself: a VCF solve of two nodes took 3x as long
+# with it (numba issue #2350 shows the same). numba refuses to compile an allocation without it.
+KERNEL = {"cache": True, "_nrt": False}
 CLASSES = 6
 # meta's entries: the Zobrist key of the stones placed since ``load``, the nodes counted, the node
 # budget, the attacker's colour, the stop flag (set from outside while a search runs: looked at
@@ -45,6 +51,7 @@ OPEN = -3  # a VCF frame whose moves are still to try
 # The workspace's header: the sizes its views are cut by.
 H_SIZE, H_WINDOWS, H_PER_POINT, H_DEPTH, H_REFUTED, H_NODES, H_REPLIES, H_CHILDREN, H_SLOTS = range(9)
 HEADER = 9
+STORE_COUNTERS = 3  # the VCT store's counters of one solve: nodes, replies and children used (kernel_vct)
 
 Tables = namedtuple("Tables", ["windows", "through", "classes", "keys", "window_sum"])
 Board = namedtuple("Board", ["cells", "code", "where", "members", "count", "meta"])
@@ -61,7 +68,7 @@ def build_tables(windows: np.ndarray, through: np.ndarray, classes: np.ndarray, 
     return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def table_views(t):
     size, n_windows, n, per_point = t[0], t[1], t[2], t[3]
     at = 4
@@ -106,11 +113,11 @@ def _extent(size, n_windows, per_point, depth, refuted, nodes, replies, children
     vct = 0
     if replies:  # the VCT's scratch (kernel_vct.vct_views) and store (kernel_vct.store_views)
         vct = 6 * size + 2 * size * per_point + size * (2 * per_point + 2) + (2 * size + 2)
-        vct += 6 * nodes + replies + 2 * children + 2 * slots + 4 * (size + 2) + slots
+        vct += 6 * nodes + replies + 2 * children + 2 * slots + 4 * (size + 2) + slots + STORE_COUNTERS
     return board + vcf + vct
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def board_views(ws):
     size, n_windows = ws[H_SIZE], ws[H_WINDOWS]
     at = HEADER
@@ -127,7 +134,7 @@ def board_views(ws):
     return Board(cells, code, where, members, count, ws[at:at + META]), at + META
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def vcf_views(ws, at):
     size, per_point, depth, refuted = ws[H_SIZE], ws[H_PER_POINT], ws[H_DEPTH], ws[H_REFUTED]
     five_count = ws[at:at + size]
@@ -148,7 +155,7 @@ def vcf_views(ws, at):
 
 
 # ---------------------------------------------------------------------------- the position
-@njit(cache=True)
+@njit(**KERNEL)
 def load(T, B, cells_in, attacker):
     """Set up the position ``cells_in`` (int8 [size] or longer) for ``attacker`` (1 or 2)."""
     windows, classes = T.windows, T.classes
@@ -174,14 +181,14 @@ def load(T, B, cells_in, attacker):
     B.meta[ATTACKER] = attacker
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _add(B, cl, w):
     B.where[w] = B.count[cl]
     B.members[cl, B.count[cl]] = w
     B.count[cl] += 1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _discard(B, cl, w):
     i = B.where[w]
     last = B.members[cl, B.count[cl] - 1]
@@ -190,7 +197,7 @@ def _discard(B, cl, w):
     B.count[cl] -= 1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _update(T, B, point, delta):
     through, classes = T.through, T.classes
     for j in range(through.shape[1]):
@@ -208,21 +215,21 @@ def _update(T, B, point, delta):
                 _add(B, ca, w)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def place(T, B, point, colour):
     _update(T, B, point, 1 if colour == B.meta[ATTACKER] else T.windows.shape[1] + 1)
     B.cells[point] = colour
     B.meta[KEY] ^= T.keys[colour, point]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def remove(T, B, point, colour):
     _update(T, B, point, -1 if colour == B.meta[ATTACKER] else -(T.windows.shape[1] + 1))
     B.cells[point] = 0
     B.meta[KEY] ^= T.keys[colour, point]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def tick(B):
     """Count one node: 0, or EXHAUSTED past the budget (the count unchanged), or INTERRUPTED when
     the stop flag is set on a node where the reference would call its ``stop``."""
@@ -235,7 +242,7 @@ def tick(B):
     return 0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def empty_of_four(T, B, w):
     """The empty point of a window holding n - 1 stones."""
     total = T.window_sum[w]
@@ -246,7 +253,7 @@ def empty_of_four(T, B, w):
     return total
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def defender_blocks(T, B, out):
     """The distinct five points of the defender (its fours' empty points) into ``out``; how many."""
     found = 0
@@ -258,7 +265,7 @@ def defender_blocks(T, B, out):
     return found
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def smallest_five_point(T, B):
     """The smallest empty point of the attacker's fours (it has one: the caller checked)."""
     best = -1
@@ -269,7 +276,7 @@ def smallest_five_point(T, B):
     return best
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def contains(values, n, v):
     for i in range(n):
         if values[i] == v:
@@ -277,7 +284,7 @@ def contains(values, n, v):
     return False
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def sort_small(values, n):
     """Sort ``values[:n]`` in place (insertion sort: the lists here are short)."""
     for i in range(1, n):
@@ -290,7 +297,7 @@ def sort_small(values, n):
 
 
 # ---------------------------------------------------------------------------- scratch
-@njit(cache=True)
+@njit(**KERNEL)
 def slot(keys, stamps, stamp, key):
     """The slot of ``key`` in an open-addressing table (``keys``, a power of two long, at most half
     full; an entry counts only under the current ``stamp``): its entry, or the empty slot where it
@@ -302,19 +309,19 @@ def slot(keys, stamps, stamp, key):
     return i
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def is_refuted(B, X, key):
     return X.refuted_stamps[slot(X.refuted, X.refuted_stamps, B.meta[STAMP], key)] == B.meta[STAMP]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def add_refuted(B, X, key):
     i = slot(X.refuted, X.refuted_stamps, B.meta[STAMP], key)
     X.refuted[i] = key
     X.refuted_stamps[i] = B.meta[STAMP]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def four_moves(T, B, X):
     """The attacker's four-making moves: for each empty point of one of its threes, the distinct
     five points a stone there makes (``five_count``, ``five_points``); the points are listed in
@@ -345,7 +352,7 @@ def four_moves(T, B, X):
     return n_touched
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def clear_four_moves(X):
     for i in range(X.touched[-1]):
         X.five_count[X.touched[i]] = 0
@@ -353,7 +360,7 @@ def clear_four_moves(X):
 
 
 # ---------------------------------------------------------------------------- VCF
-@njit(cache=True)
+@njit(**KERNEL)
 def _vcf_frame(T, B, X, depth):
     """Open VCF frame ``depth`` at the current position: a move (>= 0: won at once, by a five
     point or a double four), NO_MOVE (lost at once), or OPEN: its singles (a four with exactly one
@@ -397,7 +404,7 @@ def _vcf_frame(T, B, X, depth):
     return result
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def vcf(T, B, X):
     """The first move of a VCF for the attacker to move, NO_MOVE, EXHAUSTED when the node budget
     ran out or INTERRUPTED when stopped (the position is then left as it was, and nothing of the
@@ -443,7 +450,7 @@ def vcf(T, B, X):
         result = singles[i, 0] if result != NO_MOVE else OPEN
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def new_stamp(B):
     """Empty the refuted set: its entries count only under the current stamp."""
     B.meta[STAMP] += 1

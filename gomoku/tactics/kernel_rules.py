@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from numba import njit
 
-from gomoku.tactics.kernel_board import (ATTACKER_FOUR, ATTACKER_THREE, DEFENDER_FOUR, board_views,
+from gomoku.tactics.kernel_board import (ATTACKER_FOUR, ATTACKER_THREE, DEFENDER_FOUR, KERNEL, board_views,
                                          empty_of_four, load, table_views, vcf_views)
 from gomoku.tactics.kernel_solve import vcf_loaded, vct_loaded
 from gomoku.tactics.kernel_vct import NEEDS_ROOM, WIN
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def inner_moves(tables, ws, cells, to_move, depth, least, vcf_nodes, vct_from, vct_to, vct_nodes,
                 can_win, legal, calls):
     """For positions ``cells`` int8 [k, size + 1] with ``to_move`` [k] and ``depth`` [k]: whether the
@@ -54,7 +54,7 @@ def inner_moves(tables, ws, cells, to_move, depth, least, vcf_nodes, vct_from, v
     return WIN
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def wins(tables, cells, moves, colours, won):
     """Whether the stone just placed at ``moves[i]`` (colour ``colours[i]``) completes a line in
     ``cells[i]``: into ``won`` bool [k] (``Geometry.wins``)."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from numba import njit
 
-from gomoku.tactics.kernel_board import (BUDGET, EXHAUSTED, INTERRUPTED, NO_MOVE, NODES, board_views, load,
-                                         new_stamp, place, remove, table_views, vcf, vcf_views)
+from gomoku.tactics.kernel_board import (BUDGET, EXHAUSTED, INTERRUPTED, KERNEL, NO_MOVE, NODES, board_views,
+                                         load, new_stamp, place, remove, table_views, vcf, vcf_views)
 from gomoku.tactics.kernel_vct import NEEDS_ROOM, NO_WIN, OUT_OF_ROOM, STOPPED, UNKNOWN, WIN, prove, quick, vct_views
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def vct_loaded(T, B, X, ws, at, budget, vcf_nodes):
     """The VCT solve of the position loaded in ``B`` (left as it was): (status, move, nodes). The
     VCT's own views (``at`` on in ``ws``) are cut only when its VCF check fails."""
@@ -36,7 +36,7 @@ def vct_loaded(T, B, X, ws, at, budget, vcf_nodes):
     return outcome, move, B.meta[NODES]
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
     """Whether ``attacker``, to move in ``cells``, has a VCT within ``budget`` nodes (its VCF check
     first, within ``vcf_nodes``): (status, move, nodes)."""
@@ -47,7 +47,7 @@ def vct_solve(tables, ws, cells, attacker, budget, vcf_nodes):
     return vct_loaded(T, B, X, ws, at, budget, vcf_nodes)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def vcf_loaded(T, B, X, budget):
     """The VCF solve of the position loaded in ``B``: (status, move, nodes)."""
     B.meta[NODES] = 0
@@ -61,7 +61,7 @@ def vcf_loaded(T, B, X, budget):
     return (NO_WIN if move == NO_MOVE else WIN), move, B.meta[NODES]
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def vcf_solve(tables, ws, cells, attacker, budget):
     """Whether ``attacker``, to move in ``cells``, has a VCF within ``budget`` nodes: (status,
     move, nodes)."""
@@ -72,7 +72,7 @@ def vcf_solve(tables, ws, cells, attacker, budget):
     return vcf_loaded(T, B, X, budget)
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
     """For ``defender`` to move in ``cells``: which of ``moves`` leave the opponent without a VCF
     within ``budget`` nodes, into ``stops`` (out of budget counts as a defence); the status that
@@ -91,25 +91,24 @@ def vcf_defences(tables, ws, cells, defender, moves, stops, budget):
     return WIN
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def vct_defences(tables, ws, cells, defender, moves, stops, budget, vcf_nodes):
-    """``vcf_defences`` for VCTs (each move's solve from a fresh load); NEEDS_ROOM too."""
+    """``vcf_defences`` for VCTs; NEEDS_ROOM too."""
     B, at = board_views(ws)
     X, at = vcf_views(ws, at)
     T = table_views(tables)
-    work = cells.copy()
+    load(T, B, cells, 3 - defender)
     for i in range(moves.shape[0]):
-        work[moves[i]] = defender
-        load(T, B, work, 3 - defender)
-        status, _, _ = vct_loaded(T, B, X, ws, at, budget, vcf_nodes)
-        work[moves[i]] = 0
+        place(T, B, moves[i], defender)
+        status, _, _ = vct_loaded(T, B, X, ws, at, budget, vcf_nodes)  # leaves the position as it was
+        remove(T, B, moves[i], defender)
         if status == STOPPED or status == NEEDS_ROOM:
             return status
         stops[i] = status != WIN
     return WIN
 
 
-@njit(cache=True, nogil=True)  # the GIL released while it runs
+@njit(nogil=True, **KERNEL)  # the GIL released while it runs
 def solve_repeatedly(tables, ws, cells, attacker, budget, vcf_nodes, repeats, loaded):
     """The VCT (``vcf_nodes`` >= 0) or VCF (``vcf_nodes`` < 0) solve of one position, ``repeats``
     times in one call: what a solve costs inside the kernels, without a call from Python each (the

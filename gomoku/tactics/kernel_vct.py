@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
 from numba import njit
 
 from gomoku.tactics.kernel_board import (ATTACKER, ATTACKER_FOUR, ATTACKER_THREE, ATTACKER_TWO, BUDGET,
                                          DEFENDER_THREE, EXHAUSTED, H_CHILDREN, H_NODES, H_PER_POINT,
-                                         H_REPLIES, H_SIZE, H_SLOTS, INTERRUPTED, KEY, NO_MOVE, NODES, STAMP,
-                                         board_views, clear_four_moves, contains, defender_blocks, four_moves,
+                                         H_REPLIES, H_SIZE, H_SLOTS, INTERRUPTED, KERNEL, KEY, NO_MOVE, NODES,
+                                         STAMP, STORE_COUNTERS, board_views, clear_four_moves, contains, defender_blocks, four_moves,
                                          load, new_stamp, place, remove, slot, sort_small, table_views, tick,
                                          vcf, vcf_views)
 
@@ -35,32 +34,54 @@ VctScratch = namedtuple("VctScratch", ["pair_count", "pairs", "point_index", "th
                                        "three_sets", "marks", "listed", "candidates"])
 Store = namedtuple("Store", ["pn", "dn", "reply_start", "reply_count", "child_start", "child_count", "replies",
                              "child_node", "child_move", "table_keys", "table_nodes", "table_stamps", "path",
-                             "path_moves", "pn_limits", "dn_limits"])
+                             "path_moves", "pn_limits", "dn_limits", "used"])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
+def _cut(ws, at, length):
+    """The view ``ws[at:at + length]`` and where the next one starts."""
+    return ws[at:at + length], at + length
+
+
+@njit(**KERNEL)
 def vct_views(ws, at):
     """The workspace's VCT scratch and store, from ``at`` on (after the board and VCF scratch)."""
     size, per_point = ws[H_SIZE], ws[H_PER_POINT]
-    parts = []
-    for length in (size, 2 * size * per_point, size, size, size, size * (2 * per_point + 2), size, 2 * size + 2,
-                   size):
-        parts.append(ws[at:at + length])
-        at += length
-    Y = VctScratch(parts[0], parts[1].reshape((size, per_point, 2)), parts[2], parts[3], parts[4],
-                   parts[5].reshape((size, 2 * per_point + 2)), parts[6], parts[7], parts[8])
+    pair_count, at = _cut(ws, at, size)
+    pairs, at = _cut(ws, at, 2 * size * per_point)
+    point_index, at = _cut(ws, at, size)
+    three_points, at = _cut(ws, at, size)
+    three_count, at = _cut(ws, at, size)
+    three_sets, at = _cut(ws, at, size * (2 * per_point + 2))
+    marks, at = _cut(ws, at, size)
+    listed, at = _cut(ws, at, 2 * size + 2)
+    candidates, at = _cut(ws, at, size)
+    Y = VctScratch(pair_count, pairs.reshape((size, per_point, 2)), point_index, three_points, three_count,
+                   three_sets.reshape((size, 2 * per_point + 2)), marks, listed, candidates)
     nodes, replies, children, slots = ws[H_NODES], ws[H_REPLIES], ws[H_CHILDREN], ws[H_SLOTS]
-    parts = []
-    for length in (nodes, nodes, nodes, nodes, nodes, nodes, replies, children, children, slots, slots, slots,
-                   size + 2, size + 2, size + 2, size + 2):
-        parts.append(ws[at:at + length])
-        at += length
-    Z = Store(parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], parts[7], parts[8], parts[9],
-              parts[10], parts[11], parts[12], parts[13], parts[14], parts[15])
+    pn, at = _cut(ws, at, nodes)
+    dn, at = _cut(ws, at, nodes)
+    reply_start, at = _cut(ws, at, nodes)
+    reply_count, at = _cut(ws, at, nodes)
+    child_start, at = _cut(ws, at, nodes)
+    child_count, at = _cut(ws, at, nodes)
+    replies_, at = _cut(ws, at, replies)
+    child_node, at = _cut(ws, at, children)
+    child_move, at = _cut(ws, at, children)
+    table_keys, at = _cut(ws, at, slots)
+    table_nodes, at = _cut(ws, at, slots)
+    table_stamps, at = _cut(ws, at, slots)
+    path, at = _cut(ws, at, size + 2)
+    path_moves, at = _cut(ws, at, size + 2)
+    pn_limits, at = _cut(ws, at, size + 2)
+    dn_limits, at = _cut(ws, at, size + 2)
+    used, at = _cut(ws, at, STORE_COUNTERS)
+    Z = Store(pn, dn, reply_start, reply_count, child_start, child_count, replies_, child_node, child_move,
+              table_keys, table_nodes, table_stamps, path, path_moves, pn_limits, dn_limits, used)
     return Y, Z
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def quick(T, B, X, budget):
     """The first move of a VCF found within ``budget`` more nodes, else NO_MOVE; EXHAUSTED only
     when the solve's own budget ran out, INTERRUPTED when stopped."""
@@ -74,7 +95,7 @@ def quick(T, B, X, budget):
     return move
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _pairs_of_twos(T, B, Y):
     """For each empty point of one of the attacker's twos, the other two empty points of it."""
     windows = T.windows
@@ -94,7 +115,7 @@ def _pairs_of_twos(T, B, Y):
             Y.pair_count[point] = c + 1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _judge(T, B, X, Y, move, replies, start):
     """The attacker's stone at ``move`` judged without placing it: -1 when it is no threat, else
     the number of the defender's replies to search, written into ``replies[start:]`` ascending (a
@@ -119,7 +140,8 @@ def _judge(T, B, X, Y, move, replies, start):
             index[p] = n + 1
             points[n] = p
             counts[n] = five_count[p]
-            sets[n, :five_count[p]] = five_points[p, :five_count[p]]
+            for j in range(five_count[p]):
+                sets[n, j] = five_points[p, j]
             n += 1
     for k in range(Y.pair_count[move]):
         for side in range(2):
@@ -130,7 +152,8 @@ def _judge(T, B, X, Y, move, replies, start):
                 index[point] = t + 1
                 points[t] = point
                 counts[t] = five_count[point]
-                sets[t, :five_count[point]] = five_points[point, :five_count[point]]
+                for j in range(five_count[point]):
+                    sets[t, j] = five_points[point, j]
                 n += 1
             if not contains(sets[t], counts[t], other):
                 sets[t, counts[t]] = other
@@ -141,7 +164,8 @@ def _judge(T, B, X, Y, move, replies, start):
         if counts[t] > 1:
             points[kept] = points[t]
             counts[kept] = counts[t]
-            sets[kept, :counts[t]] = sets[t, :counts[t]]
+            for j in range(counts[t]):  # row kept <= t: copied in order
+                sets[kept, j] = sets[t, j]
             kept += 1
     if kept == 0:
         return -1
@@ -186,7 +210,7 @@ def _judge(T, B, X, Y, move, replies, start):
     return n_replies
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _status(T, B, X):
     """For the attacker to move here: _WON (a win found at once), _LOST, _UNDECIDED, or the VCF
     check's EXHAUSTED / INTERRUPTED."""
@@ -205,13 +229,13 @@ def _status(T, B, X):
     return _UNDECIDED
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _slot(B, Z, key):
     """The node table's slot of ``key``: its entry, or the empty slot where it goes."""
     return slot(Z.table_keys, Z.table_stamps, B.meta[STAMP], key)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _table_entry(T, B, Z, colour, move):
     """The position after ``colour``'s stone at ``move``: its key, its table slot, and its node
     there (-1: none yet)."""
@@ -220,14 +244,14 @@ def _table_entry(T, B, Z, colour, move):
     return key, entry, Z.table_nodes[entry] if Z.table_stamps[entry] == B.meta[STAMP] else -1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _insert(B, Z, entry, key, node):
     Z.table_keys[entry] = key
     Z.table_nodes[entry] = node
     Z.table_stamps[entry] = B.meta[STAMP]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _choice(numbers, others, child_node, first, n):
     """Over the children ``child_node[first:first + n]``: the index ``min`` chooses by
     ``numbers`` (the first of the smallest), the limit below which that number keeps it chosen
@@ -248,7 +272,7 @@ def _choice(numbers, others, child_node, first, n):
     return index, min(earlier, later + 1), total
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _link(Z, used, child, move):
     """Append ``child``, reached by ``move``, to the children being made (``used[2]`` of them)."""
     Z.child_node[used[2]] = child
@@ -256,14 +280,14 @@ def _link(Z, used, child, move):
     used[2] += 1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _new_node(Z, node, pn, dn):
     Z.pn[node] = pn
     Z.dn[node] = dn
     Z.child_start[node] = -1
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _expand_or(T, B, X, Y, Z, node, used):
     """Children of an OR node: the attacker's threats (an AND node each), judged without placing
     their stones; a position already in the table is linked, not judged. ``used``: the nodes,
@@ -324,7 +348,7 @@ def _expand_or(T, B, X, Y, Z, node, used):
     return failed
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _expand_and(T, B, X, Z, node, used):
     """Children of an AND node (its attacking move placed): the defender's replies, each an OR
     node judged at once where it can be (a five point, two to block, a double, a VCF)."""
@@ -360,7 +384,7 @@ def _expand_and(T, B, X, Z, node, used):
     return 0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def prove(T, B, X, Y, Z):
     """Proof-number search from the loaded position (attacker to move), after its VCF check:
     (WIN, its first move), (NO_WIN, NO_MOVE) or (EXHAUSTED / INTERRUPTED / OUT_OF_ROOM, NO_MOVE);
@@ -369,7 +393,8 @@ def prove(T, B, X, Y, Z):
     root would choose it again (df-pn's thresholds, ties included)."""
     attacker = B.meta[ATTACKER]
     defender = 3 - attacker
-    used = np.array([1, 0, 0])  # nodes, replies, children
+    used = Z.used  # nodes, replies, children
+    used[0], used[1], used[2] = 1, 0, 0
     _new_node(Z, 0, 1, 1)
     _insert(B, Z, _slot(B, Z, B.meta[KEY]), B.meta[KEY], 0)
     pn, dn, child_node, child_move = Z.pn, Z.dn, Z.child_node, Z.child_move
