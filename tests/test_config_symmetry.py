@@ -1,5 +1,7 @@
 """Config loading and validation; the 8-fold symmetry augmentation."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,14 @@ def test_shipped_configs_load():
     assert config.search.n_playout == 400 and config.search.c_puct == 5.0  # the classic search
     assert config.search.forced_moves and config.eval.opponents  # the exact rules; a real yardstick
     assert load_config("configs/smoke.yaml").board.width == 6
+
+
+def test_the_two_nets_compared_at_equal_run_time_differ_in_the_net_alone():
+    """configs/9x9-conv3.yaml and configs/9x9-resnet.yaml: the 3-conv net and the tower, one run each."""
+    conv3, tower = load_config("configs/9x9-conv3.yaml"), load_config("configs/9x9-resnet.yaml")
+    assert (conv3.net.arch, conv3.net.head, tower.net.arch, tower.net.head) == ("conv3", "pooled", "resnet", "pooled")
+    assert conv3 == replace(tower, net=conv3.net)
+    assert conv3.train.max_minutes == 90 and "ab:4:vct" in conv3.eval.opponents
 
 
 @pytest.mark.parametrize("override, message", [
