@@ -20,8 +20,8 @@ import io
 import logging
 import math
 import os
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np

@@ -111,7 +111,7 @@ def _extent(size, n_windows, per_point, depth, refuted, nodes, replies, children
     board = size + 2 * n_windows + CLASSES * n_windows + CLASSES + META
     vcf = size + size * per_point + (2 * size + 1) + 3 * depth + 2 * (depth * size + 1) + 2 * refuted + size
     vct = 0
-    if replies:  # the VCT's scratch (kernel_vct.vct_views) and store (kernel_vct.store_views)
+    if replies:  # the VCT's scratch and store (kernel_vct.vct_views)
         vct = 6 * size + 2 * size * per_point + size * (2 * per_point + 2) + (2 * size + 2)
         vct += 6 * nodes + replies + 2 * children + 2 * slots + 4 * (size + 2) + slots + STORE_COUNTERS
     return board + vcf + vct

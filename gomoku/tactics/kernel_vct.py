@@ -19,7 +19,8 @@ from numba import njit
 from gomoku.tactics.kernel_board import (ATTACKER, ATTACKER_FOUR, ATTACKER_THREE, ATTACKER_TWO, BUDGET,
                                          DEFENDER_THREE, EXHAUSTED, H_CHILDREN, H_NODES, H_PER_POINT,
                                          H_REPLIES, H_SIZE, H_SLOTS, INTERRUPTED, KERNEL, KEY, NO_MOVE, NODES,
-                                         STAMP, STORE_COUNTERS, board_views, clear_four_moves, contains, defender_blocks, four_moves,
+                                         STAMP, STORE_COUNTERS, board_views, clear_four_moves, contains,
+                                         defender_blocks, four_moves,
                                          load, new_stamp, place, remove, slot, sort_small, table_views, tick,
                                          vcf, vcf_views)
 
@@ -116,6 +117,13 @@ def _pairs_of_twos(T, B, Y):
 
 
 @njit(**KERNEL)
+def _copy(target, source, n):
+    """``target[:n] = source[:n]``, entry by entry (a slice assignment would allocate a copy)."""
+    for j in range(n):
+        target[j] = source[j]
+
+
+@njit(**KERNEL)
 def _judge(T, B, X, Y, move, replies, start):
     """The attacker's stone at ``move`` judged without placing it: -1 when it is no threat, else
     the number of the defender's replies to search, written into ``replies[start:]`` ascending (a
@@ -140,8 +148,7 @@ def _judge(T, B, X, Y, move, replies, start):
             index[p] = n + 1
             points[n] = p
             counts[n] = five_count[p]
-            for j in range(five_count[p]):
-                sets[n, j] = five_points[p, j]
+            _copy(sets[n], five_points[p], five_count[p])
             n += 1
     for k in range(Y.pair_count[move]):
         for side in range(2):
@@ -152,8 +159,7 @@ def _judge(T, B, X, Y, move, replies, start):
                 index[point] = t + 1
                 points[t] = point
                 counts[t] = five_count[point]
-                for j in range(five_count[point]):
-                    sets[t, j] = five_points[point, j]
+                _copy(sets[t], five_points[point], five_count[point])
                 n += 1
             if not contains(sets[t], counts[t], other):
                 sets[t, counts[t]] = other
@@ -164,8 +170,7 @@ def _judge(T, B, X, Y, move, replies, start):
         if counts[t] > 1:
             points[kept] = points[t]
             counts[kept] = counts[t]
-            for j in range(counts[t]):  # row kept <= t: copied in order
-                sets[kept, j] = sets[t, j]
+            _copy(sets[kept], sets[t], counts[t])  # row kept <= t
             kept += 1
     if kept == 0:
         return -1
