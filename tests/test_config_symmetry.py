@@ -20,8 +20,8 @@ def test_shipped_configs_load():
 
 
 def test_the_two_nets_compared_at_equal_run_time_differ_in_the_net_alone():
-    """configs/9x9-conv3.yaml and configs/9x9-resnet.yaml: the 3-conv net and the tower, one run each."""
-    conv3, tower = load_config("configs/9x9-conv3.yaml"), load_config("configs/9x9-resnet.yaml")
+    """configs/9x9.yaml and configs/9x9-resnet.yaml: the 3-conv net and the tower, one run each."""
+    conv3, tower = load_config("configs/9x9.yaml"), load_config("configs/9x9-resnet.yaml")
     assert (conv3.net.arch, conv3.net.head, tower.net.arch, tower.net.head) == ("conv3", "pooled", "resnet", "pooled")
     assert conv3 == replace(tower, net=conv3.net)
     assert conv3.train.max_minutes == 90 and "ab:4:vct" in conv3.eval.opponents
