@@ -23,8 +23,8 @@ from mcts import BatchedMCTS, SearchConfig
 from tests.fakes import TACTICS_KEYS, load_script, parts
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-MODEL = REPO_ROOT / "models" / "9x9.pt"  # a residual tower with pooled heads
-FC_MODEL = REPO_ROOT / "docs" / "results" / "runs" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before it
+MODEL = REPO_ROOT / "models" / "9x9.pt"  # the 3-conv net with pooled heads
+FC_MODEL = REPO_ROOT / "docs" / "results" / "runs" / "previous-9x9" / "9x9.pt"  # conv3 with fc heads, shipped before the tower
 HARNESS = REPO_ROOT / "gomoku" / "web" / "harness.js"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the page's scripts run under node)")
@@ -77,8 +77,8 @@ def test_export_writes_a_static_site(site):
     for name in (*STATIC_FILES, "model.json", "weights.bin"):
         assert (site / name).is_file(), name
     meta = json.loads((site / "model.json").read_text())
-    assert (meta["arch"], meta["head"], meta["width"], meta["height"], meta["n_in_row"]) == ("resnet", "pooled", 9, 9, 5)
-    assert (meta["channels"], meta["blocks"], meta["parameters"]) == (32, 3, 63_042)  # BatchNorm folded
+    assert (meta["arch"], meta["head"], meta["width"], meta["height"], meta["n_in_row"]) == ("conv3", "pooled", 9, 9, 5)
+    assert "channels" not in meta and meta["parameters"] == 106_050  # conv3's fixed trunk, no BatchNorm
     assert (site / "weights.bin").stat().st_size == 4 * meta["parameters"]
     assert meta["search"]["playouts"] == 400 and meta["search"]["c_puct"] == PLAYER_C_PUCT == 5.0
     assert meta["search"]["forced_moves"] is True
@@ -253,7 +253,7 @@ def test_play_web_serves_the_page_until_ctrl_c(tmp_path):
         with urllib.request.urlopen(url) as response:
             assert b"gomoku-zero" in response.read()
         with urllib.request.urlopen(url + "model.json") as response:
-            assert json.loads(response.read())["arch"] == "resnet"
+            assert json.loads(response.read())["arch"] == "conv3"  # models/9x9.pt
         with urllib.request.urlopen(url + "worker.js") as response:
             assert "javascript" in response.headers["Content-Type"]  # a worker script needs a JS type
         while not opened.exists():  # play.py now waits for the browser command
