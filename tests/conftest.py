@@ -32,9 +32,9 @@ def pytest_configure(config):
     BatchedMCTS(UniformEvaluator(), make_rules(9, 9, 5), SearchConfig(n_playout=8), n_trees=2).search([Board()] * 2)
     from gomoku.players import make_player
 
-    board = Board()  # pure MCTS's kernels too: a script's subprocess (pure:20000) compiling them under load outlived a 60 s stop
-    for _ in range(6):
-        board.do_move(make_player("pure:30", seed=0).get_action(board))
+    board, pure = Board(), make_player("pure:30", seed=0)  # pure MCTS's kernels too: a script's subprocess
+    for _ in range(6):  # (pure:20000) compiling them under load outlived a 60 s stop
+        board.do_move(pure.get_action(board))
 
 
 @pytest.fixture(autouse=True)

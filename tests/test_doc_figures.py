@@ -45,15 +45,19 @@ def test_the_end_the_docs_state_is_the_configs():
             assert number(minutes) == train.max_minutes
 
 
-@pytest.fixture(scope="module")
-def shipped_counts() -> tuple[int, int, int]:
-    """(the shipped net's parameters in torch, the page's weights after BatchNorm folding, bytes of weights.bin)."""
+def model_counts(path: Path) -> tuple[int, int, int]:
+    """(a model's parameters in torch, the page's weights after BatchNorm folding, bytes of weights.bin)."""
     from gomoku.web.export import weights_payload
     from nets.checkpoint import load_net
 
-    torch_count = sum(p.numel() for p in load_net(SHIPPED).parameters())
-    meta, weights = weights_payload(SHIPPED)
+    torch_count = sum(p.numel() for p in load_net(path).parameters())
+    meta, weights = weights_payload(path)
     return torch_count, meta["parameters"], len(weights)
+
+
+@pytest.fixture(scope="module")
+def shipped_counts() -> tuple[int, int, int]:
+    return model_counts(SHIPPED)
 
 
 def test_the_weight_counts_the_docs_state_are_the_shipped_nets(shipped_counts):
@@ -72,15 +76,11 @@ def test_the_weight_counts_the_docs_state_are_the_shipped_nets(shipped_counts):
 
 def test_the_towers_counts_the_docs_state_are_the_towers():
     """The tower shipped before the 3-conv net (docs/web.md's BatchNorm folding example)."""
-    from gomoku.web.export import weights_payload
-    from nets.checkpoint import load_net
-
-    torch_count = sum(p.numel() for p in load_net(TOWER).parameters())
-    meta, weights = weights_payload(TOWER)
+    torch_count, page_count, size = model_counts(TOWER)
     ((parameters, folded, mb),) = stated("docs/web.md", rf"a resnet 32x3 pooled net: {NUMBER} parameters in torch, "
                                                         rf"{NUMBER} folded, ([\d.]+) MB")
-    assert (number(parameters), number(folded), float(mb)) == (torch_count, meta["parameters"], round(len(weights) / 1e6, 2))
-    assert meta["parameters"] < torch_count  # its BatchNorm layers folded into the convolutions
+    assert (number(parameters), number(folded), float(mb)) == (torch_count, page_count, round(size / 1e6, 2))
+    assert page_count < torch_count  # its BatchNorm layers folded into the convolutions
     ((parameters,),) = stated("docs/web.md", rf"the tower shipped before it {NUMBER}")
     assert number(parameters) == torch_count
 
