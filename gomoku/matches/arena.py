@@ -8,8 +8,11 @@ Ctrl-C during ``evaluate`` stops its worker processes at once and raises
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -35,23 +38,53 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
+REDELIVER_SECONDS = 5.0  # a stop not caught by then is sent again (see ``_redeliver``)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an interrupt: a match's finished games are kept as on Ctrl-C."""
 
 
-def _terminate(signum, frame) -> None:
-    raise Terminated()
+class _Pending:
+    """The signal whose stop was raised and not yet caught (``stop_caught``), or None."""
+
+    signum: int | None = None
+
+
+def _stop(signum, frame) -> None:
+    if _Pending.signum is None:
+        _Pending.signum = signum
+        threading.Thread(target=_redeliver, args=(signum,), daemon=True).start()
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _redeliver(signum: int) -> None:
+    """Send ``signum`` again every ``REDELIVER_SECONDS`` until its stop is caught: Python ignores
+    an exception raised while an object's ``__del__`` runs (numba's compiler frees objects so,
+    in the middle of a search), and the match would go on as if no stop had come."""
+    while True:
+        time.sleep(REDELIVER_SECONDS)
+        if _Pending.signum != signum:
+            return
+        os.kill(os.getpid(), signum)
+
+
+def stop_caught() -> None:
+    """The stop has reached the code that handles it: no more resending."""
+    _Pending.signum = None
 
 
 def stop_on_signals() -> None:
     """Make Ctrl-C and a plain ``kill`` both interrupt a match script (a shell starts background
-    jobs with SIGINT ignored: put Python's handler back; SIGTERM raises ``Terminated``)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)
+    jobs with SIGINT ignored: this handler replaces that): SIGINT raises KeyboardInterrupt, SIGTERM
+    ``Terminated``, each sent again until caught (``stop_caught``; ``stop_reason`` calls it)."""
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
 
 
 def stop_reason(stop: BaseException | None) -> tuple[str, int]:
     """How an interrupted match ended, in words, and its exit status."""
+    stop_caught()
     if isinstance(stop, Terminated):
         return "stopped by SIGTERM", EXIT_TERMINATED
     if isinstance(stop, InputEnded):
@@ -163,6 +196,7 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt as stop:  # Ctrl-C, or what the caller turned into one (SIGTERM, end of input)
+        stop_caught()
         if hasattr(outcomes, "close"):
             outcomes.close()  # stops the workers now, not when the generator is collected
         raise EvaluationInterrupted(match_results(player_spec, opponent_specs, records), len(records),
