@@ -24,17 +24,8 @@ def pytest_configure(config):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     import gomoku.tactics.compiled as compiled
-    from gomoku.game.board import Board
-    from gomoku.tactics import make_rules
-    from mcts import BatchedMCTS, SearchConfig, UniformEvaluator
 
-    compiled.warm_up()
-    BatchedMCTS(UniformEvaluator(), make_rules(9, 9, 5), SearchConfig(n_playout=8), n_trees=2).search([Board()] * 2)
-    from gomoku.players import make_player
-
-    board, pure = Board(), make_player("pure:30", seed=0)  # pure MCTS's kernels too: a script's subprocess
-    for _ in range(6):  # (pure:20000) compiling them under load outlived a 60 s stop
-        board.do_move(pure.get_action(board))
+    compiled.warm_up()  # every kernel signature the players use (test_compiled_warm_up.py holds it so)
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ POPEN = subprocess.Popen
 from gomoku.tactics.geometry import Geometry
 from gomoku.tactics.threats import VcfSolver
 from gomoku.tactics.vct import VctSolver
+from tests.fakes import checkout_env
 from tests.test_compiled_tactics import game_positions
 
 
@@ -83,3 +84,39 @@ def test_the_vcf_solver_falls_back_too():
         assert kernel._reference_solver is not None
     finally:
         compiled.use_reference(False)
+
+
+# In a fresh process: warm_up, then the players and self-play's search; every kernel type
+# signature they compile that warm_up had not is printed.
+NEW_SIGNATURES = """
+import gomoku.tactics.compiled as compiled
+import gomoku.tactics.kernel_board, gomoku.tactics.kernel_rules, gomoku.tactics.kernel_solve, gomoku.tactics.kernel_vct
+import mcts.kernels
+from numba.core.registry import CPUDispatcher
+from gomoku.game.board import Board
+from gomoku.players import make_player
+
+def signatures():
+    modules = (gomoku.tactics.kernel_board, gomoku.tactics.kernel_rules, gomoku.tactics.kernel_solve,
+               gomoku.tactics.kernel_vct, mcts.kernels)
+    return {(m.__name__, name, str(s)) for m in modules for name, f in vars(m).items()
+            if isinstance(f, CPUDispatcher) for s in f.signatures}
+
+compiled.warm_up()
+before = signatures()
+for spec in ("pure:30", "az:models/9x9.pt:30"):
+    board, player = Board(), make_player(spec, seed=0)
+    for _ in range(6):
+        board.do_move(player.get_action(board))
+for new in sorted(signatures() - before):
+    print(*new)
+"""
+
+
+def test_warm_up_compiles_every_kernel_signature_the_players_use():
+    """A kernel the players call with types warm_up did not (a net's float32 priors) would compile
+    on a move's clock, or in a script's subprocess under load."""
+    done = subprocess.run([sys.executable, "-c", NEW_SIGNATURES], env=checkout_env(), capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "", done.stdout

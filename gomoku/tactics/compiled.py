@@ -92,6 +92,16 @@ class _Start:
     moves: tuple[int, ...] = ()
 
 
+class _Float32Evaluator:
+    """``mcts.UniformEvaluator``'s answers as float32, the type of a net's (``warm_up``'s)."""
+
+    def evaluate_batch(self, planes: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from mcts import UniformEvaluator
+
+        priors, values = UniformEvaluator().evaluate_batch(planes, legal)
+        return priors.astype(np.float32), values.astype(np.float32)
+
+
 def warm_up() -> None:
     """Compile every kernel (or load it from numba's cache) on a small position, the search's
     own loops (``mcts.kernels``) too."""
@@ -111,9 +121,12 @@ def warm_up() -> None:
         rules = CompiledRules(geometry, TacticsConfig(forced_moves=True, vcf=True, vct=True, vct_leaf_depth=2))
         rules.moves_to_search(cells[None], np.array([1]), depth=np.array([2]))
         rules.wins(cells[None], np.array([22]), np.array([1]))
-        for trees in (1, 2):  # the single-game and the batched search: the same loops
-            search = BatchedMCTS(UniformEvaluator(), rules, SearchConfig(n_playout=4), n_trees=trees)
-            search.search([_Start(geometry.width, geometry.height, geometry.n_in_row)] * trees)
+        # The single-game and the batched search (the same loops), with float64 priors (pure MCTS's)
+        # and float32 ones (a net's: a node's priors are typed by what the evaluator returns).
+        for evaluator in (UniformEvaluator(), _Float32Evaluator()):
+            for trees in (1, 2):
+                search = BatchedMCTS(evaluator, rules, SearchConfig(n_playout=4), n_trees=trees)
+                search.search([_Start(geometry.width, geometry.height, geometry.n_in_row)] * trees)
     finally:
         _Fallback.active = active
 
