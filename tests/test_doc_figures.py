@@ -107,3 +107,16 @@ def test_play_help_states_the_windows_size_limits(capsys):
     with pytest.raises(SystemExit):
         load_script("play").main(["--help"])
     assert f"board width and height, {MIN_SIZE} to {MAX_SIZE};" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_readmes_run_table_is_plot_py_table_of_both_runs():
+    """The README's minutes -> score table is ``plot.py RUN --table`` of the shipped model's run and
+    of the tower's equal-time run, row for row, each row led by its net."""
+    from gomoku.lab.plot import load_metrics, rung_table
+
+    expected = []
+    for net, run in (("3-conv", "models/9x9-run"), ("tower", "docs/results/runs/resnet-90min")):
+        expected += [f"| {net} {row}" for row in rung_table(load_metrics(ROOT / run)).splitlines()[2:]]
+    readme = [line.strip() for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()]
+    found = [line for line in readme if line.startswith(("| 3-conv |", "| tower |"))]
+    assert found == expected
