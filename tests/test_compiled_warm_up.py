@@ -86,20 +86,20 @@ def test_the_vcf_solver_falls_back_too():
         compiled.use_reference(False)
 
 
-# In a fresh process: warm_up, then the players and self-play's search; every kernel type
-# signature they compile that warm_up had not is printed.
+# In a fresh process: warm_up, then a pure and an az player's moves; every kernel type signature
+# they compile that warm_up had not is printed.
 NEW_SIGNATURES = """
+import importlib
 import gomoku.tactics.compiled as compiled
-import gomoku.tactics.kernel_board, gomoku.tactics.kernel_rules, gomoku.tactics.kernel_solve, gomoku.tactics.kernel_vct
 import mcts.kernels
 from numba.core.registry import CPUDispatcher
 from gomoku.game.board import Board
 from gomoku.players import make_player
 
+MODULES = [importlib.import_module(f"gomoku.tactics.{name}") for name in compiled.KERNEL_MODULES] + [mcts.kernels]
+
 def signatures():
-    modules = (gomoku.tactics.kernel_board, gomoku.tactics.kernel_rules, gomoku.tactics.kernel_solve,
-               gomoku.tactics.kernel_vct, mcts.kernels)
-    return {(m.__name__, name, str(s)) for m in modules for name, f in vars(m).items()
+    return {(m.__name__, name, str(s)) for m in MODULES for name, f in vars(m).items()
             if isinstance(f, CPUDispatcher) for s in f.signatures}
 
 compiled.warm_up()
