@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.matches.arena import Terminated
+from gomoku.matches.stops import Terminated
 from gomoku.matches.records import MatchResult
 from tests.fakes import checkout_env, load_script
 

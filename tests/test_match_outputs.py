@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gomoku.matches.arena import Terminated
+from gomoku.matches.stops import Terminated
 from gomoku.matches.games import play_game
 from gomoku.matches.records import MatchResult, colours_note
 from gomoku.matches.outputs import LOCK_SUFFIX, TEMP_SUFFIX, MatchOutputs, OutputInUse

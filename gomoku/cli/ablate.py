@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 
 from gomoku.cli import REPO_ROOT, failed
+from gomoku.matches.stops import EXIT_INTERRUPTED, stop_on_signals
 from gomoku.players import PLAYER_SPECS_HELP
 from gomoku.lab.ablation import Variant, format_ablation, run_ablation
 from gomoku.training.rundir import RunLockedError
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,8 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # as train.py: Ctrl-C and kill stop it cleanly
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_signals()  # as train.py: Ctrl-C and kill stop it cleanly
     try:
         variants = [Variant.parse(text) for text in args.variant]
         results = run_ablation(args.config, variants, args.root, args.minutes, args.opponents, args.games,
@@ -55,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return failed(error, 1)
     except KeyboardInterrupt:
         print(f"\ninterrupted; run the same command to go on ({args.root})", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     print(format_ablation(results))
     return 0
 

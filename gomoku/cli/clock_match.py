@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from gomoku.cli import failed
-from gomoku.matches.arena import MAX_MATCH_GAMES, close_players, home_board, stop_on_signals, stop_reason
+from gomoku.matches.arena import MAX_MATCH_GAMES, close_players, home_board, stop_reason
+from gomoku.matches.stops import stop_on_signals
 from gomoku.matches.games import play_openings, player_name, random_openings
 from gomoku.matches.records import MatchResult, colours_note, format_table, game_line, game_lines
 from gomoku.matches.outputs import MatchOutputs, OutputError, output_problem

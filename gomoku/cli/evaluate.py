@@ -19,7 +19,8 @@ from pathlib import Path
 
 from gomoku.cli import REPO_ROOT, failed
 from gomoku.matches.arena import (MAX_MATCH_GAMES, EvaluationInterrupted, evaluate, home_board, match_results,
-                                  stop_on_signals, stop_reason)
+                                  stop_reason)
+from gomoku.matches.stops import stop_on_signals
 from gomoku.matches.records import colours_note, format_match_stats, format_table, game_line, game_lines
 from gomoku.matches.outputs import MatchOutputs, OutputError, OutputInUse, output_problem
 from gomoku.players import (COLUMN_LETTERS, PLAYER_SPECS_HELP, SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_timed,

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from gomoku.cli import REPO_ROOT, failed
+from gomoku.matches.stops import EXIT_INTERRUPTED  # Ctrl-C, as the shell reports it
 from gomoku.players import SHIPPED_MODEL, SHIPPED_PLAYOUTS, is_positive_number
 from gomoku.ui.ai import AI_SPECS_HELP  # (no pygame: the window is imported in main)
 from gomoku.ui.session import MAX_SIZE, MIN_N_IN_ROW, MIN_SIZE
@@ -36,7 +37,6 @@ DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_PLAYOUTS = SHIPPED_PLAYOUTS
 EXIT_USAGE = 2
 EXIT_NO_DISPLAY = 1
-EXIT_INTERRUPTED = 130  # Ctrl-C, as the shell reports it
 
 
 def window_size(text: str) -> tuple[int, int]:

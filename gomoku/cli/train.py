@@ -14,11 +14,8 @@ import sys
 from pathlib import Path
 
 from gomoku.cli import REPO_ROOT, failed
+from gomoku.matches.stops import EXIT_INTERRUPTED, stop_on_signals
 from gomoku.training.config import ConfigError, load_config
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def _parsed(text: str, parse, expected: str):
@@ -146,10 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.config is None and args.run_dir is None:
         parser.error("--resume without --config needs --run-dir")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Ctrl-C and a plain `kill` both stop the run (a shell starts background jobs with SIGINT
-    # ignored, so put Python's handler back). Every completed iteration is already saved.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C and a plain `kill` both stop the run (gomoku.matches.stops; a stop that Python dropped
+    # in a __del__ comes again). Every completed iteration is already saved.
+    stop_on_signals()
     try:
         config = _prepare(args)
     except UsageError as error:
@@ -157,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # in an import (torch's takes seconds) or while reading the config
         _ignore_signals()
         print("\ninterrupted before training started; nothing was written", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from gomoku.training.backends.messages import WorkerError
@@ -188,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         else:  # each completed iteration was committed (atomically) before this could be raised
             print(f"\ninterrupted; the run is saved in {run_dir} at iteration {pipeline.committed_iteration} "
                   f"(continue with --resume)", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except (FileExistsError, ValueError, RunLockedError) as error:
         return failed(error, 2)
     except (TrainingDiverged, WorkerError, OSError) as error:

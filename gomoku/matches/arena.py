@@ -1,18 +1,14 @@
 """Evaluation matches: ``evaluate`` builds players from spec strings with seeds derived from one
 seed, which is what ``scripts/evaluate.py`` runs (in worker processes or not, the same games).
 Ctrl-C during ``evaluate`` stops its worker processes at once and raises
-``EvaluationInterrupted`` with the results of the games finished by then; ``stop_on_signals`` and
-``stop_reason`` give a match script the same stop on SIGTERM. The games themselves are
+``EvaluationInterrupted`` with the results of the games finished by then; ``stops.stop_on_signals``
+and ``stop_reason`` give a match script the same stop on SIGTERM. The games themselves are
 ``gomoku.matches.games``, their records ``gomoku.matches.records``.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-import threading
-import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -21,6 +17,7 @@ from gomoku.game.board import DEFAULT_N_IN_ROW, DEFAULT_SIZE, Board
 from gomoku.matches.games import play_game
 from gomoku.matches.processes import run_in_processes
 from gomoku.matches.records import GameRecord, MatchResult
+from gomoku.matches.stops import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
 from gomoku.players import Player, make_player, parse_spec, trained_n_in_row, trained_size
 from gomoku.players.classical import HumanPlayer, InputEnded
 
@@ -34,57 +31,8 @@ def derive_seeds(seed: int | None, count: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
 
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
-EXIT_TERMINATED = 128 + signal.SIGTERM
-
-
-REDELIVER_SECONDS = 5.0  # a stop not caught by then is sent again (see ``_redeliver``)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an interrupt: a match's finished games are kept as on Ctrl-C."""
-
-
-class _Pending:
-    """The signal whose stop was raised and not yet caught (``stop_caught``), or None."""
-
-    signum: int | None = None
-
-
-def _stop(signum, frame) -> None:
-    if _Pending.signum is None:
-        _Pending.signum = signum
-        threading.Thread(target=_redeliver, args=(signum,), daemon=True).start()
-    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-
-
-def _redeliver(signum: int) -> None:
-    """Send ``signum`` again every ``REDELIVER_SECONDS`` until its stop is caught: Python ignores
-    an exception raised while an object's ``__del__`` runs (numba's compiler frees objects so,
-    in the middle of a search), and the match would go on as if no stop had come."""
-    while True:
-        time.sleep(REDELIVER_SECONDS)
-        if _Pending.signum != signum:
-            return
-        os.kill(os.getpid(), signum)
-
-
-def stop_caught() -> None:
-    """The stop has reached the code that handles it: no more resending."""
-    _Pending.signum = None
-
-
-def stop_on_signals() -> None:
-    """Make Ctrl-C and a plain ``kill`` both interrupt a match script (a shell starts background
-    jobs with SIGINT ignored: this handler replaces that): SIGINT raises KeyboardInterrupt, SIGTERM
-    ``Terminated``, each sent again until caught (``stop_caught``; ``stop_reason`` calls it)."""
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
-
-
 def stop_reason(stop: BaseException | None) -> tuple[str, int]:
     """How an interrupted match ended, in words, and its exit status."""
-    stop_caught()
     if isinstance(stop, Terminated):
         return "stopped by SIGTERM", EXIT_TERMINATED
     if isinstance(stop, InputEnded):
@@ -196,7 +144,6 @@ def evaluate(player_spec: str, opponent_specs: Sequence[str], games: int, seed: 
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt as stop:  # Ctrl-C, or what the caller turned into one (SIGTERM, end of input)
-        stop_caught()
         if hasattr(outcomes, "close"):
             outcomes.close()  # stops the workers now, not when the generator is collected
         raise EvaluationInterrupted(match_results(player_spec, opponent_specs, records), len(records),

@@ -27,6 +27,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from gomoku.matches.processes import put_back_handler
+from gomoku.matches.stops import stop_on_signals
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -386,7 +387,7 @@ def serve_forever(site: str | os.PathLike, port: int = 8000, open_browser: bool 
     except OSError:
         server = StaticServer(site, 0)
     main_thread = threading.current_thread() is threading.main_thread()  # only it can set handlers
-    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt) if main_thread else None
+    previous = stop_on_signals((signal.SIGTERM,))[signal.SIGTERM] if main_thread else None
     try:  # Ctrl-C may come at once, even while the browser is still being opened
         print(f"serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
         if open_browser:  # on its own thread: a browser command may not return until its window closes
@@ -414,10 +415,6 @@ def open_browser_at(url: str) -> bool:
         print(f"could not open a browser here: open {url} in one (on this machine, or over an SSH tunnel)",
               flush=True)
     return opened
-
-
-def _terminate_as_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
 
 
 def play_in_browser(model: str | os.PathLike, port: int = 8000, open_browser: bool = True,
