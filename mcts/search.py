@@ -77,15 +77,6 @@ class _Descent:
     to_move: np.ndarray | None = None  # [k] colour to move at the leaf
     terminal_value: np.ndarray | None = None  # [k] exact value, NaN when not terminal
 
-    @staticmethod
-    def joined(descents: list[_Descent]) -> _Descent:
-        """The leaves of several descents as one (the paths stay with each descent)."""
-        def cat(name: str) -> np.ndarray:
-            return np.concatenate([getattr(d, name) for d in descents])
-
-        return _Descent(trees=cat("trees"), leaf_node=cat("leaf_node"), leaf_move=cat("leaf_move"), depth=cat("depth"),
-                        cells=cat("cells"), to_move=cat("to_move"), terminal_value=cat("terminal_value"))
-
 
 def _none() -> np.ndarray:
     return np.zeros(0, dtype=np.int64)
@@ -96,8 +87,7 @@ class _Batch:
     """The leaves of one evaluator call (``BatchedMCTS._gather``), indices into ``d``'s leaves
     (``open_``: those not terminal) or into its distinct open leaves (``grow``, ``borrowed``)."""
 
-    descents: list[_Descent]
-    d: _Descent  # the descents joined
+    d: _Descent  # its descents (a tree's several in a row: ``_gather``)
     vloss: float  # the virtual loss they took
     values: np.ndarray  # [k] each leaf's value: exact where terminal, NaN until judged
     open_: np.ndarray | None = None  # leaves not terminal
@@ -337,17 +327,16 @@ class BatchedMCTS(TreeArrays):
         evaluator's input for those it must judge (``pending``: a batch gathered before, not yet
         finished, whose evaluated leaves this one borrows instead)."""
         vloss = self.config.virtual_loss if self.config.leaves_per_step > 1 and root_move is None else 0.0
-        if root_move is not None:
-            descents = [self._descend(trees, vloss, root_move)]
-        else:
-            descents = [self._descend(trees[leaves > round_], vloss) for round_ in range(int(leaves.max()))]
-        d = descents[0] if len(descents) == 1 else _Descent.joined(descents)
-        batch = _Batch(descents, d, vloss, values=d.terminal_value.copy())
+        rounds = 1 if root_move is not None else int(leaves.max())
+        if rounds > 1:  # round after round, each tree with leaves left: one kernel call takes them in this order
+            trees = np.concatenate([trees[leaves > round_] for round_ in range(rounds)])
+        d = self._descend(trees, vloss, root_move)
+        batch = _Batch(d, vloss, values=d.terminal_value.copy())
         open_ = np.flatnonzero(np.isnan(batch.values))
         if open_.size == 0:
             return batch
         key = (d.trees[open_] * self.capacity + d.leaf_node[open_]) * self.size + d.leaf_move[open_]
-        if len(descents) == 1:  # one descent per tree: the leaves are distinct
+        if rounds == 1:  # one descent per tree: the leaves are distinct
             first, inverse = np.arange(open_.size), np.arange(open_.size)
         else:  # descents of one tree may end on the same edge: evaluate it once
             _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
@@ -390,11 +379,7 @@ class BatchedMCTS(TreeArrays):
                 leaf_values[batch.borrowed] = [lent[key] for key in batch.borrowed_keys.tolist()]
                 batch.lender = None
             values[batch.open_] = leaf_values[batch.inverse]
-        start = 0
-        for descent in batch.descents:
-            k = len(descent.trees)
-            self._backup(descent, values[start: start + k], batch.vloss)
-            start += k
+        self._backup(d, values, batch.vloss)
 
     def _step_one(self, tree: int) -> None:
         """``_step`` for one playout in one tree (the players' single-game search): the same
@@ -413,8 +398,9 @@ class BatchedMCTS(TreeArrays):
         self._backup(d, np.array([value]), 0.0)
 
     def _descend(self, trees: np.ndarray, vloss: float, root_move: np.ndarray | None = None) -> _Descent:
-        """Walk from the roots of ``trees`` (distinct) to an unexpanded edge (through root edge
-        ``root_move[i]`` when given): the selection loop is ``mcts.kernels.descend``."""
+        """Walk from the roots of ``trees`` to an unexpanded edge (through root edge ``root_move[i]``
+        when given), a tree listed several times once per listing, in order, each descent seeing
+        the visits and virtual loss of those before it: the selection loop is ``mcts.kernels.descend``."""
         k = len(trees)
         d = _Descent(trees=trees, leaf_node=np.empty(k, dtype=np.int64), leaf_move=np.empty(k, dtype=np.int64),
                      depth=np.empty(k, dtype=np.int64), cells=np.empty((k, self.size + 1), dtype=self.root_cells.dtype),
