@@ -626,6 +626,25 @@ def test_default_model_is_the_shipped_one():
     assert DEFAULT_MODEL == REPO_ROOT / "models" / "9x9.pt"
 
 
+def test_the_default_model_plays_from_its_int8_export_on_onnxruntime(tmp_path, monkeypatch):
+    """Without --model the engine plays models/9x9.pt from models/9x9-int8.onnx beside it (the
+    shipped pair); with --torch, or without that file, from the .pt itself."""
+    import gomoku.pbrain.loader as loader_module
+
+    assert loader_module.default_net(REPO_ROOT / "models" / "9x9.pt", onnx=True) == REPO_ROOT / "models" / "9x9-int8.onnx"
+    engine = PbrainEngine(EngineOptions(playouts=8, seed=0), write=[].append)
+    engine.handle_line("START 9")
+    assert "9x9-int8.onnx" in engine.player.name and "(onnxruntime)" in engine.player.name
+    torch_engine = PbrainEngine(EngineOptions(playouts=8, seed=0, onnx=False), write=[].append)
+    torch_engine.handle_line("START 9")
+    assert "9x9.pt" in torch_engine.player.name and "(torch)" in torch_engine.player.name
+    (tmp_path / "9x9.pt").write_bytes((REPO_ROOT / "models" / "9x9.pt").read_bytes())
+    monkeypatch.setattr(loader_module, "DEFAULT_MODEL", tmp_path / "9x9.pt")
+    alone = PbrainEngine(EngineOptions(playouts=8, seed=0), write=[].append)
+    alone.handle_line("START 9")
+    assert str(tmp_path / "9x9.pt") in alone.player.name
+
+
 # ---------------------------------------------------------------------------- clock, memory, START
 @pytest.mark.parametrize("script", [b"START 9\nEND\n", b"START 15\n"])
 def test_start_is_answered_whatever_follows(script):

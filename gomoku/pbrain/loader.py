@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
+INT8_SUFFIX = "-int8.onnx"  # scripts/export_onnx.py --int8 writes models/9x9.pt's int8 export as models/9x9-int8.onnx
 AZ_PLAYOUTS = 800  # per move for the model without a clock when --playouts is not given
 PURE_PLAYOUTS = 2000  # per move for pure MCTS (no model) without a clock when --playouts is not given
 ENGINE_CACHE = 50_000  # positions the engine's net answers are remembered for (CachedEvaluator)
@@ -41,7 +42,7 @@ class EngineOptions:
     """What to play with. ``player_spec`` wins over ``model``; ``fallback_spec`` plays board
     sizes the main player cannot (None: answer START with ERROR for them)."""
 
-    model: Path | None = None  # None: DEFAULT_MODEL if it exists, else pure MCTS
+    model: Path | None = None  # None: DEFAULT_MODEL if it exists (``default_net``), else pure MCTS
     playouts: int | None = None  # cap per move for the model / pure MCTS (None: the clock decides)
     player_spec: str | None = None
     fallback_spec: str | None = None
@@ -94,6 +95,14 @@ class Loaded:
             log.debug("warm-up search failed", exc_info=True)
 
 
+def default_net(model: Path, onnx: bool) -> Path:
+    """The file the engine plays the default ``model`` from: on onnxruntime its int8 export beside
+    it when there is one (``INT8_SUFFIX``: 2.8x the float32 export's positions a second, the
+    engine's playouts 1.8x; docs/engine.md), else ``model`` itself."""
+    int8 = model.with_name(model.stem + INT8_SUFFIX)
+    return int8 if onnx and int8.is_file() else model
+
+
 def net_sizes(config, fixed: tuple[int, int] | None = None) -> tuple[tuple[int, int], ...] | None:
     """The protocol's board sizes (width, height) a net of ``config`` (a ``nets.NetConfig``) plays:
     None when it plays all of them (a pooled net), else those it does (an fc net: its own).
@@ -133,7 +142,7 @@ class Players:
         else:
             model = options.model
             if model is None and DEFAULT_MODEL.is_file():
-                model = DEFAULT_MODEL
+                model = default_net(DEFAULT_MODEL, options.onnx)
             if model is not None:
                 if not Path(model).is_file():
                     raise ProtocolError(f"no model file at {model}")
