@@ -5,7 +5,8 @@ the expected lines a result carries (``mcts.result``).
 The arithmetic is ``BatchedMCTS``'s, operation for operation (``Q = W / max(N, 1)``, ``U = c_puct
 * P * (sqrt(N(s)) / (1 + N))``, the first of the largest ``Q + U``), so a search is the same
 whichever way it runs; descending distinct trees one after the other is descending them together,
-and a tree listed several times (several leaves a call) descends in that order. Arrays as in ``mcts.tree.TreeArrays``.
+and a tree listed several times (several leaves a call) descends in that order. Arrays as in
+``mcts.tree.TreeArrays``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def descend(prior, visits, value_sum, node_visits, children, root_cells, root_co
             vloss, first, second, cells, leaf_node, leaf_move, depth, path_nodes, path_moves):
     """Walk from the roots of ``trees`` [k] to an unexpanded edge, through root edge ``root_move[i]``
     when it is >= 0, counting each edge's visit (and ``vloss`` off its value sum) on the way; in
-    the order of ``trees``, so that a tree listed again descends seeing the visits before it. Fills ``cells`` [k, size + 1] (the root position with the path's stones, colours
+    the order of ``trees``, so that a tree listed again descends seeing the visits before it.
+    Fills ``cells`` [k, size + 1] (the root position with the path's stones, colours
     ``first`` and ``second`` alternating from the root's ``root_count``), ``leaf_node``,
     ``leaf_move``, ``depth`` [k] and the path, ``path_nodes`` / ``path_moves`` [k, >= size]."""
     size = prior.shape[2]

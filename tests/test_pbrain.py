@@ -631,7 +631,8 @@ def test_the_default_model_plays_from_its_int8_export_on_onnxruntime(tmp_path, m
     shipped pair); with --torch, or without that file, from the .pt itself."""
     import gomoku.pbrain.loader as loader_module
 
-    assert loader_module.default_net(REPO_ROOT / "models" / "9x9.pt", onnx=True) == REPO_ROOT / "models" / "9x9-int8.onnx"
+    shipped = REPO_ROOT / "models" / "9x9.pt"
+    assert loader_module.default_net(shipped, onnx=True) == REPO_ROOT / "models" / "9x9-int8.onnx"
     engine = PbrainEngine(EngineOptions(playouts=8, seed=0), write=[].append)
     engine.handle_line("START 9")
     assert "9x9-int8.onnx" in engine.player.name and "(onnxruntime)" in engine.player.name

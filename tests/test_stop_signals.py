@@ -42,6 +42,14 @@ def handlers():
     sys.unraisablehook = hook
 
 
+def recorded_drops() -> list[type]:
+    """The types of the exceptions Python drops from now on (the hook before still runs)."""
+    dropped = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: (dropped.append(type(unraisable.exc_value)), hook(unraisable))
+    return dropped
+
+
 def wait_for_a_stop(seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -52,9 +60,7 @@ def wait_for_a_stop(seconds: float) -> None:
 @pytest.mark.parametrize("signum, stop, status", CASES)
 def test_a_dropped_stop_is_raised_again(handlers, signum, stop, status):
     stop_on_signals()
-    dropped = []
-    hook = sys.unraisablehook
-    sys.unraisablehook = lambda unraisable: (dropped.append(type(unraisable.exc_value)), hook(unraisable))
+    dropped = recorded_drops()
     with pytest.raises(stop) as raised:
         DropsAStop(signum)  # freed at once: its stop is dropped...
         wait_for_a_stop(10)  # ...and comes again
@@ -65,9 +71,10 @@ def test_a_dropped_stop_is_raised_again(handlers, signum, stop, status):
 @pytest.mark.parametrize("signum, stop, status", CASES)
 def test_a_stop_is_raised_once(handlers, signum, stop, status):
     stop_on_signals()
-    with pytest.raises(stop):
+    with pytest.raises(stop) as raised:
         os.kill(os.getpid(), signum)
         wait_for_a_stop(5)
+    assert stop_reason(raised.value)[1] == status
     wait_for_a_stop(0.3)  # a second delivery would raise here
 
 
@@ -78,9 +85,7 @@ def test_a_dropped_stop_of_another_handler_is_not_sent_again(handlers):
     stop_on_signals()
     received = []
     signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
-    dropped = []
-    hook = sys.unraisablehook
-    sys.unraisablehook = lambda unraisable: (dropped.append(type(unraisable.exc_value)), hook(unraisable))
+    dropped = recorded_drops()
 
     class DropsATerminated:
         def __del__(self):

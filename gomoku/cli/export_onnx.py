@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from gomoku.cli import failed
-from gomoku.players import SHIPPED_MODEL
+from gomoku.players import SHIPPED_MODEL, int8_export
 
 DEFAULT_MODEL = Path(SHIPPED_MODEL)
 DEFAULT_OUT = Path("models/9x9.onnx")
@@ -61,8 +61,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             parser.error(f"two outputs given: {args.out} and --out {args.out_option}; give one")
         args.out = args.out_option
     if args.out is None:
-        suffix = "-int8.onnx" if args.int8 else ".onnx"
-        args.out = args.model.with_name(args.model.stem + suffix)
+        args.out = int8_export(args.model) if args.int8 else args.model.with_suffix(".onnx")
     if args.opset not in OPSETS:
         parser.error(f"--opset must be from {OPSETS.start} to {OPSETS.stop - 1}, got {args.opset}")
     if not all(1 <= batch <= MAX_CHECK_BATCH for batch in args.batch_sizes):

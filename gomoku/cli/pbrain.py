@@ -21,10 +21,10 @@ import sys
 from pathlib import Path
 
 from gomoku.pbrain.engine import PbrainEngine
-from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS, INT8_SUFFIX,
+from gomoku.pbrain.loader import (AZ_PLAYOUTS, CLOCK_PURE, DEFAULT_MODEL, DEFAULT_THREADS,
                                   ENGINE_CACHE, ENGINE_LEAVES, PURE_PLAYOUTS, EngineOptions, remove_exports)
 from gomoku.pbrain.server import configure_logging, serve
-from gomoku.players import PLAYER_SPECS_HELP, SpecError, parse_spec
+from gomoku.players import PLAYER_SPECS_HELP, SpecError, int8_export, parse_spec
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -33,8 +33,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog=f"player specs (--opponent, --fallback; not human):\n{PLAYER_SPECS_HELP}")
     parser.add_argument("--model", type=Path, metavar="PATH",
                         help=f"model or training checkpoint to play (default: {DEFAULT_MODEL} if it "
-                             f"exists, played from its int8 export beside it, {INT8_SUFFIX}, on onnxruntime; "
-                             f"else pure MCTS)")
+                             f"exists, played from its int8 export beside it, {int8_export(DEFAULT_MODEL).name}, "
+                             f"on onnxruntime; else pure MCTS)")
     parser.add_argument("--playouts", type=int, metavar="N",
                         help=f"cap the search at N playouts a move (default: no cap under a clock, "
                              f"which then ends the search; without one {AZ_PLAYOUTS} with a model, "

@@ -23,13 +23,13 @@ from typing import Callable
 import gomoku.tactics.compiled as compiled
 from gomoku.game.board import MAX_SIZE, Board  # MAX_SIZE: the search's per-node arrays grow with the board
 from gomoku.pbrain.protocol import MIN_SIZE, N_IN_ROW, ProtocolError
-from gomoku.players import ENGINE_LEAVES, SHIPPED_MODEL, sized_default  # ENGINE_LEAVES: scripts/pbrain.py's too
+from gomoku.players import (ENGINE_LEAVES, SHIPPED_MODEL,  # ENGINE_LEAVES: scripts/pbrain.py's too
+                            int8_export, sized_default)
 
 log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL
-INT8_SUFFIX = "-int8.onnx"  # scripts/export_onnx.py --int8 writes models/9x9.pt's int8 export as models/9x9-int8.onnx
 AZ_PLAYOUTS = 800  # per move for the model without a clock when --playouts is not given
 PURE_PLAYOUTS = 2000  # per move for pure MCTS (no model) without a clock when --playouts is not given
 ENGINE_CACHE = 50_000  # positions the engine's net answers are remembered for (CachedEvaluator)
@@ -97,9 +97,9 @@ class Loaded:
 
 def default_net(model: Path, onnx: bool) -> Path:
     """The file the engine plays the default ``model`` from: on onnxruntime its int8 export beside
-    it when there is one (``INT8_SUFFIX``: 2.8x the float32 export's positions a second, the
-    engine's playouts 1.8x; docs/engine.md), else ``model`` itself."""
-    int8 = model.with_name(model.stem + INT8_SUFFIX)
+    it when there is one (``gomoku.players.int8_export``: 2.8x the float32 export's positions a
+    second, the engine's playouts 1.8x; docs/engine.md), else ``model`` itself."""
+    int8 = int8_export(model)
     return int8 if onnx and int8.is_file() else model
 
 

@@ -44,6 +44,12 @@ WINDOW_THREADS = min(2, os.cpu_count() or 1)
 RUN_BEST_MODEL, RUN_CHECKPOINT = "best.pt", "checkpoint.pt"
 
 
+def int8_export(model: Path) -> Path:
+    """Where ``scripts/export_onnx.py --int8`` writes ``model``'s int8 export by default, and
+    where the engine looks for it: beside it, models/9x9.pt -> models/9x9-int8.onnx."""
+    return model.with_name(f"{model.stem}-int8.onnx")
+
+
 def sized_default(default_model: Path, size: int) -> list[Path]:
     """The default models for an n x n board, first choice first: the model named for the size
     beside the default one (models/15x15.pt), then the default itself when it is not that one.
