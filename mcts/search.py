@@ -127,6 +127,9 @@ class BatchedMCTS(TreeArrays):
         self.root_count = np.zeros(n_trees, dtype=np.int64)  # stones on the root board
         self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
         self.root_value = np.zeros(n_trees, dtype=np.float64)  # the evaluator's value of a fresh root
+        # Whether the root's moves are a root's (``Rules.root_differs``): it was expanded as a root,
+        # or checked as one since the search moved to it; the rounds of one move check it once.
+        self.root_checked = np.zeros(n_trees, dtype=bool)
         self._executor: ThreadPoolExecutor | None = None  # the evaluator's thread (``pipeline``)
 
     # ------------------------------------------------------------------ public API
@@ -162,7 +165,7 @@ class BatchedMCTS(TreeArrays):
             self.rules.check(board)
             self._set_root(tree, list(board.moves), keep_tree, n_playout)
         if self.rules.root_differs:
-            self._drop_roots_with_other_moves(trees[self.n_nodes[trees] > 0])
+            self._drop_roots_with_other_moves(trees[(self.n_nodes[trees] > 0) & ~self.root_checked[trees]])
         fresh = trees[self.n_nodes[trees] == 0]
         if fresh.size:
             self._expand_roots(fresh)
@@ -195,6 +198,7 @@ class BatchedMCTS(TreeArrays):
         for t in trees:
             self.n_nodes[t] = 0
             self.root_moves[t] = []
+            self.root_checked[t] = False
 
     # ------------------------------------------------------------------ roots
     def _set_root(self, tree: int, moves: list[int], keep_tree: bool = False, n_playout: int | None = None) -> None:
@@ -218,8 +222,11 @@ class BatchedMCTS(TreeArrays):
                 self.n_nodes[tree] = 0
         else:
             self._compact(tree, node, self.config.n_playout)
+            self.root_checked[tree] = False  # a former inner node
             if self.n_nodes[tree] > 0:
-                self.root_clean_prior[tree] = self.prior[tree, 0]  # a former inner node: no noise
+                self.root_clean_prior[tree] = self.prior[tree, 0]  # no noise
+        if self.n_nodes[tree] == 0:
+            self.root_checked[tree] = False
         self.root_moves[tree] = moves
         self.root_count[tree] = len(moves)
         cells = self.root_cells[tree]
@@ -246,6 +253,7 @@ class BatchedMCTS(TreeArrays):
         for tree in trees[(legal != self.root_searched(trees)).any(axis=1)]:
             log.debug("tree %d: the root's moves changed (the rules' root rules); starting a fresh tree", tree)
             self.n_nodes[tree] = 0
+        self.root_checked[trees] = self.n_nodes[trees] > 0
 
     def _expand_roots(self, trees: np.ndarray) -> None:
         planes, legal = self._root_planes(trees)
@@ -253,6 +261,7 @@ class BatchedMCTS(TreeArrays):
         self._new_nodes(trees, np.zeros(len(trees), dtype=np.int64), priors, legal)
         self.root_clean_prior[trees] = self.prior[trees, 0]
         self.root_value[trees] = values
+        self.root_checked[trees] = True
 
     def _add_root_noise(self, trees: np.ndarray) -> None:
         eps, alpha = self.config.dirichlet_epsilon, self.config.dirichlet_alpha

@@ -26,7 +26,7 @@ from gomoku.pbrain.engine import PbrainEngine, forced_move
 from gomoku.pbrain.loader import AZ_PLAYOUTS, EngineOptions
 from gomoku.pbrain.protocol import ABOUT, ProtocolError, rebuild_board
 from gomoku.pbrain.server import serve
-from gomoku.players.search import PIPELINED_ROUND_PLAYOUTS, TIMED_ROUND_PLAYOUTS
+from gomoku.players.search import TIMED_ROUND_MAX_PLAYOUTS, TIMED_ROUND_PLAYOUTS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "scripts" / "pbrain.py"
@@ -735,20 +735,23 @@ def test_no_playout_cap_under_a_clock_and_the_tree_is_kept(random_model):
     assert second.visits.sum() > second.playouts  # the subtree under the two moves was kept
 
 
-def test_the_models_search_is_pipelined_unless_asked_not_to(random_model):
-    """The engine's search runs the net on a thread of its own (two cores; docs/engine.md), in
-    rounds of PIPELINED_ROUND_PLAYOUTS under a clock; --no-pipeline or --leaves 1 keep it on one."""
+def test_the_models_search_runs_the_net_on_its_own_thread_unless_asked_to_pipeline(random_model):
+    """The engine's search runs the net on its own thread (one core: faster here than the pipeline,
+    docs/engine.md); --pipeline (with leaves above 1) puts the net on a thread of its own. Either
+    way its rounds under a clock are at most TIMED_ROUND_MAX_PLAYOUTS."""
     states = {}
-    for name, options in (("default", {}), ("no pipeline", {"pipeline": False}), ("one leaf", {"leaves": 1})):
+    for name, options in (("default", {}), ("pipeline", {"pipeline": True}),
+                          ("one leaf", {"leaves": 1, "pipeline": True})):
         engine = PbrainEngine(EngineOptions(model=random_model, seed=1, onnx=False, **options), write=lambda line: None)
         engine.handle_line("START 9")
-        states[name] = (engine.player.config.pipeline, engine.player.timed_round_playouts)
-    assert states == {"default": (True, PIPELINED_ROUND_PLAYOUTS), "no pipeline": (False, TIMED_ROUND_PLAYOUTS),
-                      "one leaf": (False, TIMED_ROUND_PLAYOUTS)}
+        states[name] = (engine.player.config.pipeline, engine.player.ROUND_PLAYOUTS)
+    assert states == {"default": (False, TIMED_ROUND_MAX_PLAYOUTS), "pipeline": (True, TIMED_ROUND_MAX_PLAYOUTS),
+                      "one leaf": (False, TIMED_ROUND_MAX_PLAYOUTS)}
     from tests.fakes import load_script
 
+    assert load_script("pbrain").parse_args(["--pipeline"]).pipeline
     assert not load_script("pbrain").parse_args(["--no-pipeline"]).pipeline
-    assert load_script("pbrain").parse_args([]).pipeline
+    assert not load_script("pbrain").parse_args([]).pipeline
 
 
 def test_a_decided_move_stops_the_search_early(random_model):

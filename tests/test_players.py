@@ -358,7 +358,7 @@ def test_a_time_limited_search_has_no_cap_but_its_memory():
     board = random_midgame(5, 12)
     before = snapshot(board)
     assert player.get_action(board) in board.availables and snapshot(board) == before
-    assert player.last_playouts >= 1 and player.last_playouts % player.ROUND_PLAYOUTS == 0  # whole rounds
+    assert player.last_playouts >= search.TIMED_ROUND_PLAYOUTS  # the first round at least, all of it
     # The cap follows the tree's memory: the default budget, or tree_bytes.
     per_playout = search.tree_bytes_per_playout(9, 9, 5)
     assert player.playout_cap(board) == int(search.DEFAULT_TREE_BYTES // per_playout)
@@ -388,12 +388,12 @@ def test_a_time_limited_search_stops_once_one_move_is_left():
     board = Board.from_moves([0, 9, 1, 10, 2, 11, 3])
     player = search.AlphaZeroPlayer(UniformEvaluator(), n_playout=None, seconds=30.0)
     assert player.get_action(board) == 4
-    assert player.last_playouts == player.ROUND_PLAYOUTS  # one round, not 30 seconds
+    assert player.last_playouts == search.TIMED_ROUND_PLAYOUTS  # one round, the first, not 30 seconds
     player.early_stop = False  # without the early stop it searches on while its clock allows
     player.reset()
     ticks = iter(range(60, -10**9, -1))  # a fake clock: sixty readings with time left, then none
     result = player.analyse(board, time_left=lambda: next(ticks))
-    assert result.best_move() == 4 and result.playouts > player.ROUND_PLAYOUTS
+    assert result.best_move() == 4 and result.playouts > player.ROUND_PLAYOUTS  # rounds of the most
 
 
 def test_the_evaluation_cache_answers_exactly_and_counts():

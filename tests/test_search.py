@@ -421,6 +421,29 @@ def test_reused_tree_is_restarted_when_the_root_must_defend(caplog):
     assert again.visits.sum() == 149
 
 
+def test_the_rounds_of_one_position_check_its_root_once():
+    """A timed search runs many rounds from one root: the root's moves (its VCF and VCT rules) are
+    worked out once, when the tree is expanded or reused there, not again every round."""
+    mcts = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=200, forced_moves=True, vcf=True, vct=True),
+                       rng=np.random.default_rng(0))
+    root_calls = []
+    moves_to_search = mcts.rules.moves_to_search
+
+    def counted(cells, to_move, root=False, depth=None):
+        root_calls.extend([root] * root)
+        return moves_to_search(cells, to_move, root=root, depth=depth)
+
+    mcts.rules.moves_to_search = counted
+    board = Board.from_moves(VCF_IN_TWO[:-2])
+    for _ in range(4):
+        result = mcts.search([board], n_playout=20, keep_tree=True)[0]
+    assert len(root_calls) == 1 and result.visits.sum() == 79  # one tree, four rounds
+    board.do_move(result.best_move())
+    for _ in range(3):
+        mcts.search([board], n_playout=20, keep_tree=True)
+    assert len(root_calls) == 2  # the kept subtree, checked once as a root
+
+
 def test_vcf_needs_forced_moves():
     with pytest.raises(ValueError, match="forced_moves"):
         TacticsConfig(vcf=True)

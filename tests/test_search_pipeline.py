@@ -159,7 +159,7 @@ def test_an_error_while_gathering_waits_for_the_evaluation_in_flight():
 def test_under_a_clock_rounds_start_small_and_fit_the_time_left(monkeypatch):
     """The first round is TIMED_ROUND_PLAYOUTS (its pace unknown: a 64-playout round could miss a
     short turn); then rounds are as long as the time left allows at the last round's pace, at
-    most PIPELINED_ROUND_PLAYOUTS; a round that cannot fit even TIMED_ROUND_PLAYOUTS ends the
+    most TIMED_ROUND_MAX_PLAYOUTS; a round that cannot fit even TIMED_ROUND_PLAYOUTS ends the
     search. A fake clock: every round takes 1 ms."""
     import types
 

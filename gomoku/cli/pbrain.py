@@ -61,9 +61,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache", type=int, default=ENGINE_CACHE, metavar="N",
                         help=f"the model's search: positions whose net answers are remembered (default "
                              f"{ENGINE_CACHE}; 0 = none)")
-    parser.add_argument("--no-pipeline", dest="pipeline", action="store_false",
-                        help="the model's search: run the net on the search's own thread (one core) instead of "
-                             "a thread of its own beside it (two cores; the default with --leaves above 1)")
+    parser.add_argument("--pipeline", action=argparse.BooleanOptionalAction, default=False,
+                        help="the model's search: run the net on a thread of its own beside the search (two "
+                             "cores, with --leaves above 1) instead of on the search's thread (one core, the "
+                             "default: faster here, docs/engine.md)")
     parser.add_argument("--seed", type=int, help="seed for the players' random choices")
     parser.add_argument("--no-shortcuts", action="store_true",
                         help="always search, even for a win in one or a forced block")

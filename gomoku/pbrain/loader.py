@@ -53,7 +53,7 @@ class EngineOptions:
     report: bool = False  # say each search's playouts in a MESSAGE line
     leaves: int = ENGINE_LEAVES  # the model's search: leaves per net call
     cache: int = ENGINE_CACHE  # the model's search: positions remembered (0: no cache)
-    pipeline: bool = True  # the model's search: the net on a thread of its own (with leaves > 1)
+    pipeline: bool = False  # the model's search: the net on a thread of its own (with leaves > 1)
 
 
 @dataclass

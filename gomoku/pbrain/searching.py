@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from gomoku.game.board import Board
-from gomoku.players.search import TIMED_ROUND_PLAYOUTS  # playouts per search round under a clock
+from gomoku.players.search import TIMED_ROUND_MAX_PLAYOUTS  # the most playouts a search round under a clock
 from mcts import SearchResult
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def timed_search(player, board: Board, clock: Callable[[], float], soft: float |
             outcome["error"] = error
 
     if soft is not None:
-        player.ROUND_PLAYOUTS = getattr(player, "timed_round_playouts", TIMED_ROUND_PLAYOUTS)
+        player.ROUND_PLAYOUTS = TIMED_ROUND_MAX_PLAYOUTS
     thread = threading.Thread(target=run, name="pbrain-search", daemon=True)
     thread.start()
     thread.join(None if hard is None else max(0.0, hard - clock()))

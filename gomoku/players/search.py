@@ -34,8 +34,8 @@ PLAYER_C_PUCT = 5.0  # the az player's PUCT exploration weight (2.5 measured no 
 
 DEFAULT_TREE_BYTES = 512 * 2**20  # the tree of a search without a playout cap (time-limited)
 MIN_PLAYOUT_CAP = 16  # the smallest cap a memory budget makes
-TIMED_ROUND_PLAYOUTS = 16  # playouts per round when the clock ends the search (read between rounds)
-PIPELINED_ROUND_PLAYOUTS = 64  # the most with the pipeline, which each round ends (docs/engine.md)
+TIMED_ROUND_PLAYOUTS = 16  # the first round's playouts when the clock ends the search (read between rounds)
+TIMED_ROUND_MAX_PLAYOUTS = 64  # the most a round then: each round costs ~0.3 ms besides its playouts
 ROUND_SAFETY = 1.25  # a round must end in time at the last round's pace times this (else the search stops)
 
 
@@ -87,14 +87,7 @@ class SearchPlayer(Player):
         self.last_result: SearchResult | None = None
         self.last_threatened = False  # whether the last search ran the final check (``final_check_nodes``)
         if n_playout is None:
-            self.ROUND_PLAYOUTS = self.timed_round_playouts
-
-    @property
-    def timed_round_playouts(self) -> int:
-        """The most playouts a round under a clock: few, so that the clock is read often, but more
-        with the pipeline (``SearchConfig.pipeline``), whose last batch of a round runs alone. The
-        first round is TIMED_ROUND_PLAYOUTS at most, and the last ones fit the time left."""
-        return PIPELINED_ROUND_PLAYOUTS if self.config.pipeline else TIMED_ROUND_PLAYOUTS
+            self.ROUND_PLAYOUTS = TIMED_ROUND_MAX_PLAYOUTS
 
     @property
     def last_playouts(self) -> int | None:
