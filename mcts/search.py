@@ -128,7 +128,8 @@ class BatchedMCTS(TreeArrays):
         self.root_clean_prior = np.zeros((n_trees, size), dtype=np.float64)
         self.root_value = np.zeros(n_trees, dtype=np.float64)  # the evaluator's value of a fresh root
         # Whether the root's moves are a root's (``Rules.root_differs``): it was expanded as a root,
-        # or checked as one since the search moved to it; the rounds of one move check it once.
+        # or checked as one since the search moved to it, before the search's stop (whose checks
+        # give up); the rounds of one move check it once.
         self.root_checked = np.zeros(n_trees, dtype=bool)
         self._executor: ThreadPoolExecutor | None = None  # the evaluator's thread (``pipeline``)
 
@@ -253,7 +254,7 @@ class BatchedMCTS(TreeArrays):
         for tree in trees[(legal != self.root_searched(trees)).any(axis=1)]:
             log.debug("tree %d: the root's moves changed (the rules' root rules); starting a fresh tree", tree)
             self.n_nodes[tree] = 0
-        self.root_checked[trees] = self.n_nodes[trees] > 0
+        self.root_checked[trees] = (self.n_nodes[trees] > 0) & self._not_stopped()
 
     def _expand_roots(self, trees: np.ndarray) -> None:
         planes, legal = self._root_planes(trees)
@@ -261,7 +262,13 @@ class BatchedMCTS(TreeArrays):
         self._new_nodes(trees, np.zeros(len(trees), dtype=np.int64), priors, legal)
         self.root_clean_prior[trees] = self.prior[trees, 0]
         self.root_value[trees] = values
-        self.root_checked[trees] = True
+        self.root_checked[trees] = self._not_stopped()
+
+    def _not_stopped(self) -> bool:
+        """Whether the rules' checks so far ran to their end: the search's stop (``search``) is not
+        yet true."""
+        stop = self.rules.stop
+        return stop is None or not stop()
 
     def _add_root_noise(self, trees: np.ndarray) -> None:
         eps, alpha = self.config.dirichlet_epsilon, self.config.dirichlet_alpha

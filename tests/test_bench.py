@@ -1,11 +1,13 @@
 """The benchmark functions run and report sane figures (no timing assertions: speed is not tested)."""
 
 import json
+import textwrap
 from dataclasses import replace
 
 import pytest
 import torch
 
+from gomoku.cli import REPO_ROOT
 from gomoku.lab import bench, bench_threats
 from gomoku.training.config import Config
 from tests.fakes import load_script
@@ -232,3 +234,57 @@ def test_the_export_figures_time_torch_and_each_export(tmp_path, capsys):
     with pytest.raises(SystemExit):
         load_script("bench").main(["--onnx", "--web", "3"])
     assert "--onnx goes alone" in capsys.readouterr().err
+
+
+# An engine that reports FACTOR playouts a stone of each BOARD it is given and plays its first empty point.
+COUNTING_ENGINE = textwrap.dedent("""\
+    import sys
+    factor = int(sys.argv[1])
+    stones = []
+    for line in sys.stdin:
+        word = line.strip()
+        if word.startswith(("START", "RESTART")):
+            print("OK", flush=True)
+        elif word == "BOARD":
+            stones = []
+        elif word == "DONE":
+            taken = {tuple(map(int, s.split(",")[:2])) for s in stones}
+            print("MESSAGE %d playouts in 5 ms" % (factor * len(stones)), flush=True)
+            print("%d,%d" % next((x, y) for y in range(9) for x in range(9) if (x, y) not in taken), flush=True)
+        elif word == "END":
+            break
+        elif word and word[0].isdigit():
+            stones.append(word)
+""")
+
+
+def test_the_engine_bench_counts_each_engines_playouts_on_the_same_real_positions(tmp_path):
+    from gomoku.lab.bench_engine import CUTS, middle_game_positions, run_engines
+
+    positions = middle_game_positions(REPO_ROOT / "docs/results/clock/clock-int8-vs-previous-1000ms-seed10.games.jsonl.gz")
+    assert len(positions) >= 30 and {len(board.moves) for board in positions} == set(CUTS)
+    script = tmp_path / "counting.py"
+    script.write_text(COUNTING_ENGINE)
+    commands = [f"{script} 10", f"{script} 30"]
+    figures = run_engines(commands, positions[:4], turn_ms=1000, rounds=2, log=lambda line: None)
+    stones = sum(len(board.moves) for board in positions[:4])
+    assert figures["positions"] == 4 and figures["rounds"] == 2
+    for command, factor in zip(commands, (10, 30)):
+        rounds = figures["engines"][command]["rounds"]
+        assert [r["playouts"] for r in rounds] == [factor * stones] * 2  # the engine's own counts, summed
+        assert all(r["seconds"] > 0 and r["playouts_per_s"] == r["playouts"] / r["seconds"] for r in rounds)
+        rates = [r["playouts_per_s"] for r in rounds]
+        assert figures["engines"][command]["playouts_per_s"] == pytest.approx(sum(rates) / 2)  # the median of two
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--turn", "200"], "--turn needs --engine"),
+    (["--engine", "scripts/pbrain.py", "--turn", "0"], "--turn must be at least 1 ms, got 0"),
+    (["--engine", "scripts/pbrain.py", "--search"], "--engine goes alone (with --turn, --repeats, --json)"),
+    (["--engine", " "], "not an engine command"),
+])
+def test_engine_bench_errors_are_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        load_script("bench").main(argv)
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exit_.value.code == 2 and message in error

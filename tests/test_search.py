@@ -423,7 +423,8 @@ def test_reused_tree_is_restarted_when_the_root_must_defend(caplog):
 
 def test_the_rounds_of_one_position_check_its_root_once():
     """A timed search runs many rounds from one root: the root's moves (its VCF and VCT rules) are
-    worked out once, when the tree is expanded or reused there, not again every round."""
+    worked out once, when the tree is expanded or reused there, not again every round (unless the
+    search's stop cut that check short)."""
     mcts = BatchedMCTS(HashEvaluator(), *parts(9, 9, 5, n_playout=200, forced_moves=True, vcf=True, vct=True),
                        rng=np.random.default_rng(0))
     root_calls = []
@@ -442,6 +443,11 @@ def test_the_rounds_of_one_position_check_its_root_once():
     for _ in range(3):
         mcts.search([board], n_playout=20, keep_tree=True)
     assert len(root_calls) == 2  # the kept subtree, checked once as a root
+    mcts.reset()
+    mcts.search([board], n_playout=20, keep_tree=True, stop=lambda: True)  # its checks cut short...
+    mcts.search([board], n_playout=20, keep_tree=True)
+    mcts.search([board], n_playout=20, keep_tree=True)
+    assert len(root_calls) == 4  # ...are made again the next round, and then no more
 
 
 def test_vcf_needs_forced_moves():

@@ -1,6 +1,6 @@
 """Benchmark the hot paths: python scripts/bench.py [--json PATH] [--quick] [--search] [--variants] [--no-ray] [--vct [--model PATH]]
 [--selfplay [--config PATH] [--set SECTION.KEY=VALUE] [--ray-nodes N | --variants]] [--tactics [--model PATH]]
-[--onnx [--model PATH]] [--web MOVES [--model PATH]]"""
+[--onnx [--model PATH]] [--web MOVES [--model PATH]] [--engine COMMAND ... [--turn MS]]"""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gomoku.players import SHIPPED_MODEL
 
 EXIT_FAILED = 1  # a figure that could not be made (--onnx, --web)
 RAY_NODES = 2  # --ray-nodes: the local Ray cluster of --selfplay, as the tests start it
+ENGINE_TURN_MS = 1000  # --engine: the turn time, as the clock matches play
 DEFAULT_MODEL = REPO_ROOT / SHIPPED_MODEL  # --tactics: the net of its self-play figures; --onnx, --web: the model exported
 
 
@@ -53,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--web", type=int, metavar="MOVES",
                         help="only the browser page's figures: MOVES moves of its AI at 400 playouts in headless "
                              "Chromium (needs chromium)")
+    parser.add_argument("--engine", action="append", default=[], metavar="COMMAND",
+                        help="only the engine's playouts/s under its clock, through the protocol, on middle-game "
+                             "positions of real games; repeatable, the engines take turns (e.g. --engine "
+                             "scripts/pbrain.py --engine 'scripts/pbrain.py --pipeline'); --repeats rounds")
+    parser.add_argument("--turn", type=int, default=None, metavar="MS",
+                        help=f"with --engine: the turn time (default {ENGINE_TURN_MS} ms)")
     parser.add_argument("--selfplay", action="store_true",
                         help="only the self-play figures of --config: the process pool, then Ray actors")
     parser.add_argument("--config", default=None, help="with --selfplay: the run config (default: the defaults, 9x9)")
@@ -74,11 +81,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model needs --vct, --tactics, --onnx or --web (it times their moves with its net)")
     if args.web is not None and args.web < 1:
         parser.error(f"--web needs at least 1 move, got {args.web}")
-    alone = [name for name, given in (("--tactics", args.tactics), ("--onnx", args.onnx), ("--web", args.web is not None))
-             if given]
+    alone = [name for name, given in (("--tactics", args.tactics), ("--onnx", args.onnx), ("--web", args.web is not None),
+                                      ("--engine", bool(args.engine))) if given]
     if alone and (len(alone) > 1 or args.search or args.vct or args.selfplay or args.variants or args.ray is not None):
-        parser.error(f"{alone[0]} goes alone (with --model, --quick, --json)")
-    if alone and args.model is None:
+        parser.error(f"{alone[0]} goes alone (with " + ("--turn, --repeats" if alone[0] == "--engine" else "--model, --quick")
+                     + ", --json)")
+    if args.turn is not None and not args.engine:
+        parser.error("--turn needs --engine (the turn time of its engines)")
+    if args.turn is not None and args.turn < 1:
+        parser.error(f"--turn must be at least 1 ms, got {args.turn}")
+    if args.engine and (problem := next((f"--engine {c!r}: not an engine command" for c in args.engine
+                                         if not c.split()), None)):
+        parser.error(problem)
+    if alone and args.model is None and not args.engine:
         args.model = str(DEFAULT_MODEL)
     if not args.selfplay and (args.config is not None or args.ray_nodes != RAY_NODES):
         parser.error("--config and --ray-nodes need --selfplay (the figures of one run config)")
@@ -112,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = dataclasses.replace(settings, repeats=args.repeats)
     if args.search:
         results = {"machine": machine(), "settings": settings.__dict__.copy(), **run_search(settings)}
+    elif args.engine:
+        from gomoku.lab.bench_engine import POSITIONS_FILE, middle_game_positions, run_engines
+
+        positions = middle_game_positions(REPO_ROOT / POSITIONS_FILE)
+        results = {"machine": machine(), "positions_file": str(POSITIONS_FILE),
+                   **run_engines(args.engine, positions, args.turn or ENGINE_TURN_MS, settings.repeats)}
     elif args.selfplay:
         from gomoku.lab.bench import bench_selfplay_variants, run_selfplay
         from gomoku.training.config import ConfigError, load_config
