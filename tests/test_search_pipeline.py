@@ -167,8 +167,9 @@ def test_under_a_clock_rounds_start_small_and_fit_the_time_left(monkeypatch):
 
     ticks = iter(np.arange(1000) * 0.001)
     monkeypatch.setattr(players_search, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
-    left = iter([1.0, 1.0, 0.004, 0.1, 0.001, 0.0002])  # seconds left: read twice before the search
-    # (the shares of the threat checks), then after each round
+    left = iter([1.0, 1.0, 1.0, 0.004, 0.1, 0.001, 0.0002])  # seconds left: read twice before the search
+    # (the shares of the threat checks), once by the root's expansion (whether the search's stop cut
+    # its checks short), then after each round
     player = AlphaZeroPlayer(HashEvaluator(), n_playout=None, leaves_per_step=8, pipeline=True, forced_moves=False,
                              vcf=False, vct=False, check_nodes=0, seed=0)
     player.early_stop = False
